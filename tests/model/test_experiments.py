@@ -1,0 +1,36 @@
+import torch
+
+from model import CharTokenizer
+from model.experiments import head_split, order_sensitivity
+
+
+def test_head_split_matches_the_lesson():
+    report = head_split()
+    assert report["shapes"] == {"q": [1, 5, 32], "heads": [1, 4, 5, 8], "scores": [1, 4, 5, 5]}
+    assert report["params"] == [{"n_head": h, "qkv": 3168, "proj": 1056} for h in (1, 2, 4, 8)]
+
+
+def test_parameter_counts_do_not_depend_on_heads_at_128():
+    counts = {(p["qkv"], p["proj"]) for p in head_split(n_embd=128)["params"]}
+    assert counts == {(128 * 384 + 384, 128 * 128 + 128)}
+
+
+def test_order_sensitivity_reproduces_the_lesson_table():
+    tok = CharTokenizer.from_text("白日依山尽黄河入海流")
+    rows = order_sensitivity(tok, position="learned", seed=0)
+    assert [r["n_layer"] for r in rows] == [1, 2, 3]
+    assert rows[0]["without_position"]["max_abs"] < 1e-5
+    assert rows[0]["with_position"]["max_abs"] > 1e-5
+    assert rows[1]["without_position"]["max_abs"] > 1e-4
+    assert rows[2]["without_position"]["max_abs"] > 1e-4
+    # The L2 norm is the norm of the same difference vector, so never below max |a-b|.
+    for r in rows:
+        assert r["with_position"]["l2"] >= r["with_position"]["max_abs"]
+
+
+def test_same_seed_same_numbers():
+    tok = CharTokenizer.from_text("白日依山尽")
+    torch.manual_seed(5)
+    first = order_sensitivity(tok, position="rope", seed=3)
+    torch.manual_seed(6)
+    assert order_sensitivity(tok, position="rope", seed=3) == first
