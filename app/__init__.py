@@ -1,0 +1,1 @@
+"""The web app: thin FastAPI routes over the services in app.services."""

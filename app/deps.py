@@ -1,0 +1,26 @@
+"""What routes receive by injection: the models and settings the lifespan loaded."""
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from app.registry import ModelRegistry
+from app.settings import Settings
+from app.vendor import VendoredScript
+
+
+def get_registry(request: Request) -> ModelRegistry:
+    return request.app.state.registry
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_plotly(request: Request) -> VendoredScript:
+    return request.app.state.plotly
+
+
+Registry = Annotated[ModelRegistry, Depends(get_registry)]
+AppSettings = Annotated[Settings, Depends(get_settings)]
+Plotly = Annotated[VendoredScript, Depends(get_plotly)]

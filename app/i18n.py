@@ -1,0 +1,34 @@
+"""The page's four languages. Texts live in static/i18n/{lang}.json, which the page also
+fetches when the student switches language; the server uses them for the first paint."""
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+LANGS = {"zh": "中文", "ja": "日本語", "fr": "Français", "en": "English"}
+DEFAULT_LANG = "zh"  # the lesson's first language
+
+
+def negotiate(query_lang: str | None, accept_language: str | None) -> str:
+    """?lang= wins; else the first Accept-Language entry we speak, by q-value; else zh."""
+    if query_lang in LANGS:
+        return query_lang
+    ranked = []
+    for i, part in enumerate((accept_language or "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        q = 1.0
+        if params.strip().startswith("q="):
+            try:
+                q = float(params.strip()[2:])
+            except ValueError:
+                q = 0.0
+        ranked.append((-q, i, tag.strip().lower().split("-")[0]))
+    for _, _, code in sorted(ranked):
+        if code in LANGS:
+            return code
+    return DEFAULT_LANG
+
+
+@lru_cache(maxsize=len(LANGS))
+def texts(static_dir: Path, lang: str) -> dict:
+    return json.loads((static_dir / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))

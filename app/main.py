@@ -1,0 +1,71 @@
+"""The app factory. Nothing happens at import time; the lifespan loads the models once."""
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import torch
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from app.errors import InputError
+from app.middleware import GuardMiddleware
+from app.registry import ModelRegistry
+from app.routes import api, health, pages
+from app.settings import Settings
+from app.vendor import load_plotly
+
+ROOT = Path(__file__).resolve().parent.parent
+log = logging.getLogger("heads_positions")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        torch.set_num_threads(settings.torch_threads)
+        app.state.registry = ModelRegistry.load(settings.weights_dir, settings.model_cache_size)
+        app.state.plotly = load_plotly()
+        yield
+
+    app = FastAPI(
+        title="Heads & Positions",
+        summary="A small GPT's attention heads and position encodings, computed on request.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.registry = None
+    app.state.static_dir = ROOT / "static"
+    app.state.templates = Jinja2Templates(directory=ROOT / "templates")
+    app.mount("/static", StaticFiles(directory=ROOT / "static"), name="static")
+    app.include_router(health.router)
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes,
+                       rate_limit_per_minute=settings.rate_limit_per_minute)
+    _add_error_handlers(app)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(InputError)
+    async def input_error(request: Request, exc: InputError):
+        return JSONResponse({"detail": exc.detail()}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception):
+        # The trace goes to the server log only; the client gets the id to quote.
+        request_id = request.scope.get("state", {}).get("request_id", "")
+        log.exception("unhandled error, request_id=%s", request_id)
+        return JSONResponse({"detail": "internal error", "request_id": request_id}, status_code=500)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        # pydantic's errors, minus 'input' and 'ctx' (they may echo a 64 KB body back).
+        errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)

@@ -1,0 +1,105 @@
+"""Cross-cutting HTTP concerns: a request id on every response, security headers,
+a cap on request bodies, and an optional per-address rate limit."""
+
+import time
+import uuid
+from collections import defaultdict, deque
+
+from starlette.exceptions import HTTPException
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+# Plotly draws with inline styles, hence style-src 'unsafe-inline'; scripts only from this origin.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+]
+
+
+class BodyTooLarge(HTTPException):
+    """An HTTPException, so FastAPI's body parsing passes it through as a 413."""
+
+    def __init__(self, limit: int):
+        super().__init__(413, f"request body too large: at most {limit} bytes")
+
+
+class GuardMiddleware:
+    """Pure ASGI, so it sees the body as it streams in: a client that lies about
+    Content-Length, or sends chunks, is still cut off at max_body_bytes."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int, rate_limit_per_minute: int = 0):
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.rate_limit = rate_limit_per_minute
+        self.recent: dict[str, deque] = defaultdict(deque)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = uuid.uuid4().hex[:16]
+        scope.setdefault("state", {})["request_id"] = request_id
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS,
+                                      (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        if self._over_rate_limit(scope):
+            await self._reject(429, "rate limit: too many requests from this address, wait a minute",
+                               request_id, scope, receive, send_with_headers)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._reject(413, BodyTooLarge(self.max_body_bytes).detail, request_id, scope, receive,
+                               send_with_headers)
+            return
+
+        received = 0
+        response_started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    raise BodyTooLarge(self.max_body_bytes)
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal response_started
+            response_started = response_started or message["type"] == "http.response.start"
+            await send_with_headers(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except BodyTooLarge as exc:
+            if not response_started:
+                await self._reject(413, exc.detail, request_id, scope, receive, send_with_headers)
+
+    def _over_rate_limit(self, scope: Scope) -> bool:
+        if not self.rate_limit or not scope["path"].startswith("/api/"):
+            return False
+        client = (scope.get("client") or ("?", 0))[0]
+        now = time.monotonic()
+        window = self.recent[client]
+        while window and now - window[0] > 60:
+            window.popleft()
+        if len(window) >= self.rate_limit:
+            return True
+        window.append(now)
+        return False
+
+    @staticmethod
+    async def _reject(status, message, request_id, scope, receive, send) -> None:
+        response = JSONResponse({"detail": message, "request_id": request_id}, status_code=status)
+        await response(scope, receive, send)

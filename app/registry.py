@@ -1,0 +1,54 @@
+"""The models a worker holds: the shipped trained ones, loaded once, and a bounded cache of
+untrained ones built from a seed. Models are only read after loading, so one object serves
+every request thread at once."""
+
+import json
+from collections import OrderedDict
+from pathlib import Path
+from threading import Lock
+
+from model import GPT, CharTokenizer, GPTConfig
+from model.assets import checkpoint_path
+from model.checkpoint import load_checkpoint
+from model.gpt import POSITION_MODES
+
+
+class ModelRegistry:
+    def __init__(self, tokenizer: CharTokenizer, trained: dict[str, tuple[GPT, dict]], cache_size: int,
+                 training_results: dict | None = None):
+        self.tokenizer = tokenizer
+        self.trained = trained
+        self.training_results = training_results
+        self._cache: OrderedDict[tuple, GPT] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = Lock()
+
+    @classmethod
+    def load(cls, weights_dir: Path, cache_size: int) -> "ModelRegistry":
+        tokenizer = CharTokenizer.load(weights_dir / "vocab.json")
+        trained = {}
+        for position in POSITION_MODES:
+            path = checkpoint_path(position, weights_dir)
+            if path.exists():
+                model, ckpt_tokenizer, meta = load_checkpoint(path)
+                if ckpt_tokenizer.chars != tokenizer.chars:
+                    raise ValueError(f"{path} was trained with another vocabulary than {weights_dir / 'vocab.json'}")
+                trained[position] = (model, meta)
+        results_path = weights_dir / "training.json"
+        results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else None
+        return cls(tokenizer, trained, cache_size, results)
+
+    def random(self, position: str, n_layer: int, n_head: int, seed: int) -> GPT:
+        """An untrained model of the lesson's width; equal arguments give identical weights."""
+        key = (position, n_layer, n_head, seed)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        cfg = GPTConfig(vocab_size=self.tokenizer.vocab_size, n_layer=n_layer, n_head=n_head, position=position)
+        model = GPT(cfg, seed=seed).eval()
+        with self._lock:
+            self._cache[key] = model
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return model

@@ -1,0 +1,32 @@
+"""The page, and the Plotly.js bundle it loads."""
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse
+
+from app.deps import Plotly
+from app.i18n import LANGS, negotiate, texts
+
+router = APIRouter(include_in_schema=False)
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request, plotly: Plotly, lang: str | None = None):
+    chosen = negotiate(lang, request.headers.get("accept-language"))
+    return request.app.state.templates.TemplateResponse(request, "index.html", {
+        "lang": chosen,
+        "t": texts(request.app.state.static_dir, chosen),
+        "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
+        "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
+    }, headers={"Vary": "Accept-Language"})
+
+
+@router.get("/vendor/{filename}", name="plotly")
+def plotly_bundle(filename: str, request: Request, plotly: Plotly):
+    if filename != plotly.filename:
+        return Response(status_code=404)
+    # The URL carries the version, so the file never changes under it: cache for a year.
+    headers = {"Cache-Control": "public, max-age=31536000, immutable", "Vary": "Accept-Encoding"}
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        headers["Content-Encoding"] = "gzip"
+        return Response(plotly.gzipped, media_type="text/javascript", headers=headers)
+    return Response(plotly.raw, media_type="text/javascript", headers=headers)

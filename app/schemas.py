@@ -1,0 +1,152 @@
+"""The JSON API's request and response shapes. Every field carries a description: /docs shows them."""
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
+
+from model.gpt import PositionMode
+
+HEAD_CHOICES = (1, 2, 4, 8)  # the head counts that divide n_embd 128 and that the lesson trains
+N_LAYER_MAX = 4
+MAX_SEED = 2**31
+
+
+def _check_n_head(value: int | None) -> int | None:
+    if value is not None and value not in HEAD_CHOICES:
+        raise PydanticCustomError(
+            "n_head_choice", "n_head must be 1, 2, 4 or 8: the head count must divide n_embd 128 (got {value})",
+            {"value": value},
+        )
+    return value
+
+Line = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=512),
+    Field(description="1 to 512 characters; at most 128 with position 'learned' (pos_emb has 128 rows)."),
+]
+
+
+class CompareRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned", "weights": "random"}]
+    })
+
+    line_a: Line = "白日依山尽"
+    line_b: Line = "山依日白尽"
+    position: PositionMode = Field(
+        "learned", description="learned: GPT-2's pos_emb table; rope: rotary encoding of q and k; none: no positions."
+    )
+    weights: Literal["random", "trained"] = Field(
+        "random", description="random: the lesson's untrained model built from `seed`; trained: the shipped weights."
+    )
+    n_layer: int | None = Field(
+        None, ge=1, le=N_LAYER_MAX, description="Blocks, 1 to 4. Omitted: the chosen weights' depth."
+    )
+    n_head: Annotated[int | None, AfterValidator(_check_n_head)] = Field(
+        None,
+        description="Heads, 1, 2, 4 or 8 (each divides n_embd 128). Omitted: the chosen weights' head count.",
+        json_schema_extra={"enum": [*HEAD_CHOICES, None]},
+    )
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights, 0 to 2**31.")
+    causal: bool = Field(True, description="false removes the causal mask (full attention): the control experiment.")
+
+
+class Difference(BaseModel):
+    max_abs: float = Field(description="max |a - b| over the last position's logits.")
+    l2: float = Field(description="L2 norm of a - b over the last position's logits.")
+
+
+class DifferencePair(BaseModel):
+    with_position: Difference
+    without_position: Difference
+
+
+class DepthDifference(DifferencePair):
+    n_layer: int = Field(description="Depth of the untrained model, same seed, mode and heads.")
+
+
+class NextToken(BaseModel):
+    token: str = Field(description="A character; U+FFFD stands for the unknown id.")
+    prob: float = Field(description="Softmax probability at the last position.")
+
+
+class LineResult(BaseModel):
+    text: str
+    tokens: list[str] = Field(description="The line's characters, one per position.")
+    ids: list[int] = Field(description="Token ids; 0 is the unknown id.")
+    unknown: list[bool] = Field(description="True where the character is outside the vocabulary.")
+    attention: list[list[list[list[float]]]] = Field(
+        description="Post-softmax pattern [layer][head][query][key]; masked (future) keys are exactly 0."
+    )
+    top_next: list[NextToken] = Field(description="The 5 most likely next characters, most likely first.")
+
+
+class ResidualDifference(BaseModel):
+    with_position: list[list[float]] = Field(
+        description="[layer][position]: L2 norm of the difference of the two residual streams. Row 0 is the "
+        "input of block 1 (embeddings), row l the output of block l."
+    )
+    without_position: list[list[float]] = Field(description="The same, with position information removed.")
+
+
+class RopeTable(BaseModel):
+    base: float
+    head_dim: int
+    theta: list[float] = Field(description="theta_i = base ** (-2i / head_dim), one per pair i.")
+    angles: list[list[float]] = Field(description="[position][pair]: position * theta_i, radians.")
+
+
+class HeadShapes(BaseModel):
+    q: list[int] = Field(description="(B, T, C)")
+    heads: list[int] = Field(description="(B, n_head, T, head_dim)")
+    scores: list[int] = Field(description="(B, n_head, T, T)")
+
+
+class AttentionParams(BaseModel):
+    n_head: int
+    qkv: int = Field(description="Weights and biases of the qkv Linear.")
+    proj: int = Field(description="Weights and biases of the proj Linear.")
+
+
+class ModelInfo(BaseModel):
+    position: PositionMode
+    weights: Literal["random", "trained"]
+    n_layer: int
+    n_head: int
+    n_embd: int
+    head_dim: int
+    block_size: int
+    seed: int | None = Field(description="The seed of random weights; null for trained weights.")
+    causal: bool
+    vocab_size: int
+
+
+class CompareResponse(BaseModel):
+    model: ModelInfo
+    lines: list[LineResult]
+    difference: DifferencePair = Field(description="Last-position output difference between the two lines.")
+    by_depth: list[DepthDifference] = Field(
+        description="The lesson's table plus exercise 1: untrained models of 1, 2 and 3 layers, same seed and mode."
+    )
+    residual_difference: ResidualDifference | None = Field(description="Only when the lines have equal length.")
+    rope: RopeTable | None = Field(description="The rotation angles of the lines' positions, when position is rope.")
+    shapes: HeadShapes = Field(description="The head split of this model for line A.")
+    params: list[AttentionParams] = Field(description="Attention parameters for 1, 2, 4 and 8 heads at this width.")
+
+
+class TrainedShape(BaseModel):
+    n_layer: int
+    n_head: int
+    n_embd: int
+    block_size: int
+    val_loss: float | None = None
+
+
+class Options(BaseModel):
+    positions: list[str]
+    n_head: list[int]
+    n_layer_max: int
+    max_chars: dict[str, int] = Field(description="Longest accepted line per position mode.")
+    trained: dict[str, TrainedShape] = Field(description="Shipped trained weights per position mode.")
+    defaults: CompareRequest

@@ -1,0 +1,25 @@
+"""GET /api/options: what the page may offer, read from the loaded models."""
+
+from app.registry import ModelRegistry
+from app.schemas import HEAD_CHOICES, N_LAYER_MAX, CompareRequest
+from model.gpt import POSITION_MODES, GPTConfig
+
+
+def max_chars(position: str) -> int:
+    return GPTConfig(vocab_size=1, position=position).max_positions
+
+
+def options(registry: ModelRegistry) -> dict:
+    trained = {}
+    for position, (model, meta) in registry.trained.items():
+        cfg = model.config
+        trained[position] = {"n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd,
+                             "block_size": cfg.block_size, "val_loss": meta.get("val_loss")}
+    return {
+        "positions": list(POSITION_MODES),
+        "n_head": list(HEAD_CHOICES),
+        "n_layer_max": N_LAYER_MAX,
+        "max_chars": {p: max_chars(p) for p in POSITION_MODES},
+        "trained": trained,
+        "defaults": CompareRequest().model_dump(),
+    }

@@ -1,0 +1,21 @@
+"""Every setting in one place, read from the environment (prefix HP_), e.g. HP_CACHE_SIZE=0."""
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from model.assets import WEIGHTS_DIR
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HP_", frozen=True)
+
+    weights_dir: Path = Field(WEIGHTS_DIR, description="Folder with vocab.json, {learned,rope,none}.pt, training.json")
+    max_body_bytes: int = Field(64 * 1024, description="Larger request bodies get 413.")
+    response_cache_size: int = Field(512, description="Responses kept per worker for repeated requests; 0 = off.")
+    model_cache_size: int = Field(24, description="Untrained models kept per worker (about 2-6 MB each).")
+    torch_threads: int = Field(1, description="Intra-op threads per worker: tiny matrices gain nothing from more.")
+    rate_limit_per_minute: int = Field(
+        0, description="Requests per minute per client address on /api; 0 = off, since a classroom shares one address."
+    )
