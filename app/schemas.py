@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
 from model.gpt import PositionMode
@@ -10,6 +10,8 @@ from model.gpt import PositionMode
 HEAD_CHOICES = (1, 2, 4, 8)  # the head counts that divide n_embd 128 and that the lesson trains
 N_LAYER_MAX = 4
 MAX_SEED = 2**31
+MAX_ROPE_POSITIONS = 4096
+MAX_ROPE_POSITION = 1_000_000  # past this, float64 angles lose the digits the table shows
 
 
 def _check_n_head(value: int | None) -> int | None:
@@ -150,3 +152,73 @@ class Options(BaseModel):
     max_chars: dict[str, int] = Field(description="Longest accepted line per position mode.")
     trained: dict[str, TrainedShape] = Field(description="Shipped trained weights per position mode.")
     defaults: CompareRequest
+
+
+class RopeQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    positions: str = Field(
+        "0,1,2,3,4", description="Comma-separated whole positions >= 0, at most 4096 of them, e.g. 0,1,2."
+    )
+    head_dim: int = Field(32, ge=2, le=1024, multiple_of=2, description="Even head size, 2 to 1024.")
+    base: float = Field(10000.0, gt=1.0, le=1e9, description="RoPE base, > 1.")
+
+    @field_validator("positions")
+    @classmethod
+    def _parse_positions(cls, value: str) -> str:
+        parts = [p.strip() for p in value.split(",") if p.strip()]
+        if not parts or not all(p.isdigit() for p in parts):
+            raise PydanticCustomError("positions", "positions must be whole numbers >= 0 separated by commas")
+        if len(parts) > MAX_ROPE_POSITIONS:
+            raise PydanticCustomError("positions", "at most 4096 positions")
+        if max(int(p) for p in parts) > MAX_ROPE_POSITION:
+            raise PydanticCustomError("positions", "each position must be at most 1000000")
+        return ",".join(parts)
+
+    def position_list(self) -> list[int]:
+        return [int(p) for p in self.positions.split(",")]
+
+
+class RopeAngles(BaseModel):
+    positions: list[int]
+    head_dim: int
+    base: float
+    theta: list[float] = Field(description="theta_i = base ** (-2i / head_dim), one per pair i.")
+    angles: list[list[float]] = Field(description="[position][pair]: position * theta_i, radians.")
+
+
+OneChar = Annotated[str, StringConstraints(min_length=1, max_length=1), Field(description="One character.")]
+
+
+class RelativeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    first: OneChar = "明"
+    second: OneChar = "月"
+    weights: Literal["random", "trained"] = Field("random", description="As in /api/compare.")
+    n_layer: int | None = Field(None, ge=1, le=N_LAYER_MAX, description="Blocks of random weights (default 2).")
+    n_head: Annotated[int | None, AfterValidator(_check_n_head)] = Field(
+        None, description="Heads of random weights, 1, 2, 4 or 8 (default 4).",
+        json_schema_extra={"enum": [*HEAD_CHOICES, None]},
+    )
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights.")
+
+
+class RelativeResponse(BaseModel):
+    first: str
+    second: str
+    starts: list[int] = Field(description="Absolute position of `first`; `second` stands one place after it.")
+    scores: dict[str, list[list[list[float]]]] = Field(
+        description="Per position mode: [layer][head][start], the score of second's query on first's key."
+    )
+    unknown: list[bool] = Field(description="Whether first and second are outside the vocabulary.")
+
+
+class PositionSimilarity(BaseModel):
+    positions: int
+    learned: list[list[float]] | None = Field(
+        description="[m][n] cosine similarity of the trained pos_emb rows m and n; null without trained weights."
+    )
+    rope: list[list[float]] = Field(
+        description="[m][n] cosine similarity of RoPE's rotations at m and n (head_dim 32): mean_i cos((m-n) theta_i)."
+    )

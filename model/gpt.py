@@ -186,26 +186,34 @@ class GPT(nn.Module):
         return logits, loss
 
     @torch.no_grad()
-    def trace(self, idx, start=0, use_position=True, causal=True) -> Trace:
+    def trace(self, idx, start=0, use_position=True, causal=True, logits_at=None) -> Trace:
         """One inference pass that keeps every layer's attention and residual stream.
-        causal=False removes the mask (full attention), for the position-leak control."""
-        return self._run(idx, start, use_position, causal)
 
-    def _run(self, idx, start, use_position, causal) -> Trace:
+        causal=False removes the mask (full attention), for the position-leak control.
+        use_position may also be a (B,) bool tensor, so one batch can hold rows with and
+        rows without position information. logits_at, a (B,) tensor of positions, computes
+        the output head only there (trace.logits is then (B, 1, vocab_size)): the head is
+        the largest matmul, and the app needs only each line's last position."""
+        return self._run(idx, start, use_position, causal, logits_at)
+
+    def _run(self, idx, start, use_position, causal, logits_at=None) -> Trace:
         cfg = self.config
         B, T = idx.size()
         if start < 0 or start + T > cfg.max_positions:
             limit = "pos_emb has only" if cfg.position == "learned" else "this model allows"
             raise ValueError(f"positions {start}..{start + T - 1} grew beyond {limit} {cfg.max_positions} positions")
         pos = torch.arange(start, start + T, device=idx.device)  # (T,)
+        keep = torch.as_tensor(use_position, device=idx.device).expand(B)  # (B,) rows that get positions
         x = self.tok_emb(idx)  # (B, T, C)
-        if cfg.position == "learned" and use_position:
-            # Skipping the term equals the lesson's pos_emb.weight.zero_(), without touching a weight.
-            x = x + self.pos_emb(pos)
+        if cfg.position == "learned":
+            # x + 0 is x exactly: a dropped row equals the lesson's pos_emb.weight.zero_(), and no weight changes.
+            x = x + self.pos_emb(pos) * keep.view(B, 1, 1)
         x = self.drop(x)
         rope = None
-        if cfg.position == "rope" and use_position:
-            rope = (self.rope_cos[pos], self.rope_sin[pos])  # (T, hs/2) each
+        if cfg.position == "rope" and keep.any():
+            # Rows without positions turn by angle 0 (cos 1, sin 0): the rotation is then exactly the identity.
+            k = keep.view(B, 1, 1, 1)
+            rope = (torch.where(k, self.rope_cos[pos], 1.0), torch.where(k, self.rope_sin[pos], 0.0))  # (B,1,T,hs/2)
         trace = Trace(None, x, [], [], [], [], [])
         for block in self.blocks:
             x, pattern, scores, (q, k) = block(x, rope, causal)
@@ -214,6 +222,8 @@ class GPT(nn.Module):
             trace.queries.append(q)
             trace.keys.append(k)
             trace.residual.append(x)
+        if logits_at is not None:
+            x = x[torch.arange(B), torch.as_tensor(logits_at)].unsqueeze(1)  # (B, 1, C)
         trace.logits = self.lm_head(self.ln_f(x))
         return trace
 

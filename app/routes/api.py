@@ -1,12 +1,25 @@
 """The JSON API. The page uses exactly these routes; /docs documents them."""
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 
 from app.deps import Registry
 from app.responses import NumpyJSONResponse
-from app.schemas import CompareRequest, CompareResponse, Options
+from app.schemas import (
+    CompareRequest,
+    CompareResponse,
+    Options,
+    PositionSimilarity,
+    RelativeRequest,
+    RelativeResponse,
+    RopeAngles,
+    RopeQuery,
+)
 from app.services.compare import compare
 from app.services.options import options
+from app.services.positions import position_similarity, relative_scores
+from app.services.rope import rope_table
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -22,3 +35,23 @@ def post_compare(req: CompareRequest, registry: Registry):
 def get_options(registry: Registry):
     """What can be asked: position modes, head counts, line limits and the shipped trained shapes."""
     return options(registry)
+
+
+@router.get("/rope", response_model=RopeAngles, response_class=NumpyJSONResponse)
+def get_rope(query: Annotated[RopeQuery, Query()]):
+    """RoPE's rotation angle for each position and frequency pair: position * base ** (-2i / head_dim)."""
+    positions = query.position_list()
+    return NumpyJSONResponse({"positions": positions, **rope_table(positions, query.head_dim, query.base)})
+
+
+@router.post("/relative", response_model=RelativeResponse, response_class=NumpyJSONResponse)
+def post_relative(req: RelativeRequest, registry: Registry):
+    """Two characters, one after the other, moved along the line: the score of the second's query on
+    the first's key at each absolute start, for each position mode. Flat under rope and none."""
+    return NumpyJSONResponse(relative_scores(req, registry))
+
+
+@router.get("/positions", response_model=PositionSimilarity, response_class=NumpyJSONResponse)
+def get_positions(registry: Registry):
+    """Cosine similarity between positions: the trained pos_emb rows, and RoPE's rotations."""
+    return NumpyJSONResponse(position_similarity(registry))

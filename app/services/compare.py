@@ -1,5 +1,11 @@
-"""POST /api/compare: everything the page draws for two lines, computed from one model."""
+"""POST /api/compare: everything the page draws for two lines, computed from one model.
 
+Each model runs once per request, on a batch of four rows: (A, B) with positions and
+(A, B) without. The shorter line is padded on the right; under the causal mask no position
+sees the padding, so each line's numbers are those of running it alone (tests check this).
+"""
+
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -9,12 +15,21 @@ from app.errors import InputError
 from app.registry import ModelRegistry
 from app.schemas import CompareRequest
 from app.services.model_choice import choose_model
+from app.services.rope import rope_table
 from model import GPT, CharTokenizer
 from model.experiments import HEAD_COUNTS, LESSON_DEPTHS, attention_params, head_shapes, logits_difference
-from model.gpt import Trace
-from model.rope import rope_angles, rope_frequencies
 
 TOP_K = 5
+WITH, WITHOUT = True, False
+
+
+@dataclass
+class LineRun:
+    """One line through one model, with or without positions, unpadded."""
+
+    last_logits: torch.Tensor  # (vocab_size,)
+    attention: list[torch.Tensor]  # per layer (nh, T, T)
+    stream: list[torch.Tensor]  # embeddings, then the residual after each block, each (T, C)
 
 
 def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
@@ -28,10 +43,13 @@ def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
     ids_a, ids_b = enc["line_a"], enc["line_b"]
 
     with torch.inference_mode():
-        traces = {flag: _trace_pair(model, ids_a, ids_b, flag, req.causal) for flag in (True, False)}
-        by_depth = [_depth_row(req, registry, cfg.n_head, n, ids_a, ids_b) for n in LESSON_DEPTHS]
+        runs = run_lines(model, ids_a, ids_b, req.causal)
+        by_depth = []
+        for n_layer in LESSON_DEPTHS:
+            depth_model = registry.random(req.position, n_layer, cfg.n_head, req.seed)
+            depth_runs = runs if depth_model is model else run_lines(depth_model, ids_a, ids_b, req.causal)
+            by_depth.append({"n_layer": n_layer, **_differences(depth_runs)})
 
-    shown = traces[True]  # what the model does as configured
     return {
         "model": {
             "position": cfg.position, "weights": req.weights, "n_layer": cfg.n_layer, "n_head": cfg.n_head,
@@ -39,15 +57,38 @@ def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
             "seed": req.seed if req.weights == "random" else None, "causal": req.causal,
             "vocab_size": cfg.vocab_size,
         },
-        "lines": [_line(text, e, t, tok) for text, e, t in zip((req.line_a, req.line_b), (ids_a, ids_b), shown)],
-        "difference": _differences(traces),
+        "lines": [_line(req.line_a, ids_a, runs[0, WITH], tok), _line(req.line_b, ids_b, runs[1, WITH], tok)],
+        "difference": _differences(runs),
         "by_depth": by_depth,
-        "residual_difference": _residual_difference(traces) if len(ids_a) == len(ids_b) else None,
+        "residual_difference": _residual_difference(runs) if len(ids_a) == len(ids_b) else None,
         "rope": rope_table(range(max(len(ids_a), len(ids_b))), cfg.head_size, cfg.rope_base)
         if cfg.position == "rope" else None,
         "shapes": head_shapes(cfg.n_embd, cfg.n_head, len(ids_a)),
         "params": _params(cfg.n_embd),
     }
+
+
+def run_lines(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> dict:
+    """{(line 0|1, WITH|WITHOUT): LineRun}. Without the mask, padding would be seen, so lines of
+    unequal length then run as two batches."""
+    lines = [ids_a, ids_b]
+    if causal or len(ids_a) == len(ids_b):
+        groups = [[0, 1]]
+    else:
+        groups = [[0], [1]]
+    runs = {}
+    for group in groups:
+        T = max(len(lines[i]) for i in group)
+        rows = [(i, flag) for flag in (WITH, WITHOUT) for i in group]
+        idx = torch.tensor([lines[i] + [0] * (T - len(lines[i])) for i, _ in rows])  # (R, T), right-padded
+        trace = model.trace(idx, use_position=torch.tensor([flag for _, flag in rows]), causal=causal,
+                            logits_at=torch.tensor([len(lines[i]) - 1 for i, _ in rows]))
+        stream = [trace.embedding, *trace.residual]
+        for r, (i, flag) in enumerate(rows):
+            n = len(lines[i])
+            runs[i, flag] = LineRun(trace.logits[r, 0], [p[r, :, :n, :n] for p in trace.attention],
+                                    [s[r, :n] for s in stream])
+    return runs
 
 
 def _too_long(length: int, position: str, limit: int) -> str:
@@ -56,24 +97,8 @@ def _too_long(length: int, position: str, limit: int) -> str:
     return f"at most {limit} characters with position '{position}' (got {length})"
 
 
-def _trace_pair(model: GPT, ids_a, ids_b, use_position: bool, causal: bool) -> tuple[Trace, Trace]:
-    """Per-line traces of batch size 1. Lines of equal length share one batched pass, (2, T)."""
-    if len(ids_a) == len(ids_b):
-        both = model.trace(torch.tensor([ids_a, ids_b]), use_position=use_position, causal=causal)
-        return _unbatch(both, 0), _unbatch(both, 1)
-    return tuple(model.trace(torch.tensor([ids]), use_position=use_position, causal=causal) for ids in (ids_a, ids_b))
-
-
-def _unbatch(trace: Trace, i: int) -> Trace:
-    def f(t):
-        return t[i : i + 1]
-
-    return Trace(f(trace.logits), f(trace.embedding), [f(x) for x in trace.attention], [f(x) for x in trace.scores],
-                 [f(x) for x in trace.queries], [f(x) for x in trace.keys], [f(x) for x in trace.residual])
-
-
-def _line(text: str, ids, trace: Trace, tok: CharTokenizer) -> dict:
-    probs = torch.softmax(trace.logits[0, -1].double(), dim=-1)
+def _line(text: str, ids, run: LineRun, tok: CharTokenizer) -> dict:
+    probs = torch.softmax(run.last_logits.double(), dim=-1)
     top = torch.topk(probs, TOP_K)
     return {
         "text": text,
@@ -81,38 +106,25 @@ def _line(text: str, ids, trace: Trace, tok: CharTokenizer) -> dict:
         "ids": list(ids),
         "unknown": ids.unknown,
         # [layer][head][query][key]; float32 numpy so the JSON carries float32's shortest digits.
-        "attention": np.stack([p[0].numpy() for p in trace.attention]),
+        "attention": np.stack([p.numpy() for p in run.attention]),
         "top_next": [{"token": tok.token(i), "prob": p} for p, i in zip(top.values.tolist(), top.indices.tolist())],
     }
 
 
-def _differences(traces: dict) -> dict:
+def _differences(runs: dict) -> dict:
     return {
-        "with_position": logits_difference(traces[True][0].logits[0, -1], traces[True][1].logits[0, -1]),
-        "without_position": logits_difference(traces[False][0].logits[0, -1], traces[False][1].logits[0, -1]),
+        "with_position": logits_difference(runs[0, WITH].last_logits, runs[1, WITH].last_logits),
+        "without_position": logits_difference(runs[0, WITHOUT].last_logits, runs[1, WITHOUT].last_logits),
     }
 
 
-def _depth_row(req: CompareRequest, registry: ModelRegistry, n_head: int, n_layer: int, ids_a, ids_b) -> dict:
-    model = registry.random(req.position, n_layer, n_head, req.seed)
-    traces = {flag: _trace_pair(model, ids_a, ids_b, flag, req.causal) for flag in (True, False)}
-    return {"n_layer": n_layer, **_differences(traces)}
+def _residual_difference(runs: dict) -> dict:
+    def norms(flag):
+        # Each stream entry (T, C) -> the per-position L2 norm of a - b, (T,); rows: embeddings, block 1, ...
+        pairs = zip(runs[0, flag].stream, runs[1, flag].stream)
+        return np.stack([(a - b).double().norm(dim=-1).numpy() for a, b in pairs])
 
-
-def _residual_difference(traces: dict) -> dict:
-    def norms(pair):
-        a, b = pair
-        rows = [a.embedding] + a.residual, [b.embedding] + b.residual
-        # Each row (1, T, C) -> the per-position L2 norm of a - b, (T,).
-        return np.stack([(x - y)[0].double().norm(dim=-1).numpy() for x, y in zip(*rows)])
-
-    return {"with_position": norms(traces[True]), "without_position": norms(traces[False])}
-
-
-def rope_table(positions, head_dim: int, base: float) -> dict:
-    positions = torch.as_tensor(list(positions), dtype=torch.float64)
-    return {"base": base, "head_dim": head_dim, "theta": rope_frequencies(head_dim, base).numpy(),
-            "angles": rope_angles(positions, head_dim, base).numpy()}
+    return {"with_position": norms(WITH), "without_position": norms(WITHOUT)}
 
 
 @lru_cache(maxsize=8)

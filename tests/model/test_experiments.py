@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from model import CharTokenizer
@@ -34,3 +35,28 @@ def test_same_seed_same_numbers():
     first = order_sensitivity(tok, position="rope", seed=3)
     torch.manual_seed(6)
     assert order_sensitivity(tok, position="rope", seed=3) == first
+
+
+def test_pair_scores_depend_on_distance_under_rope_not_under_learned():
+    from model import GPT, GPTConfig
+    from model.probes import pair_scores
+
+    starts = [0, 7, 30, 100]
+    rope = GPT(GPTConfig(vocab_size=10, n_layer=2, position="rope"), seed=1).eval()
+    learned = GPT(GPTConfig(vocab_size=10, n_layer=2, position="learned"), seed=1).eval()
+    scores = pair_scores(rope, 3, 4, starts)
+    assert scores.shape == (2, 4, 4)
+    torch.testing.assert_close(scores, scores[..., :1].expand_as(scores), rtol=1e-4, atol=1e-5)
+    scores = pair_scores(learned, 3, 4, starts)
+    assert (scores.max(-1).values - scores.min(-1).values).abs().max() > 1e-4
+
+
+def test_rope_similarity_is_a_function_of_distance():
+    import math
+
+    from model.probes import rope_similarity
+
+    sim = rope_similarity(40, 32, 10000.0)
+    for m, n in [(0, 0), (5, 2), (30, 1), (2, 39)]:
+        expected = sum(math.cos((m - n) * 10000 ** (-2 * i / 32)) for i in range(16)) / 16
+        assert sim[m, n].item() == pytest.approx(expected, abs=1e-12)

@@ -101,7 +101,7 @@ def test_same_seed_same_weights_whatever_the_global_rng():
     torch.rand(10)
     b = tiny(seed=7)
     c = tiny(seed=8)
-    for (name, pa), pb, pc in zip(a.state_dict().items(), b.state_dict().values(), c.state_dict().values()):
+    for (name, pa), pb in zip(a.state_dict().items(), b.state_dict().values()):
         assert torch.equal(pa, pb), name
     assert not torch.equal(a.tok_emb.weight, c.tok_emb.weight)
 
@@ -144,3 +144,31 @@ def test_config_is_frozen():
     cfg = GPTConfig(vocab_size=10)
     with pytest.raises(AttributeError):
         cfg.n_layer = 3
+
+
+@pytest.mark.parametrize("position", ["learned", "rope", "none"])
+def test_one_batch_can_mix_rows_with_and_without_positions(position):
+    model = tiny(position, n_layer=2)
+    both = torch.cat([ids(A_LINE), ids(A_LINE)])
+    mixed = model.trace(both, use_position=torch.tensor([True, False]))
+    torch.testing.assert_close(mixed.logits[0], model.trace(ids(A_LINE)).logits[0], rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(mixed.logits[1], model.trace(ids(A_LINE), use_position=False).logits[0],
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_logits_at_computes_the_head_only_where_asked():
+    model = tiny("rope", n_layer=2)
+    x = torch.cat([ids(A_LINE), ids(B_LINE)])
+    full = model.trace(x).logits
+    picked = model.trace(x, logits_at=torch.tensor([4, 2])).logits
+    assert picked.shape == (2, 1, 20)
+    torch.testing.assert_close(picked[:, 0], torch.stack([full[0, 4], full[1, 2]]))
+
+
+def test_right_padding_leaves_earlier_positions_unchanged_under_the_causal_mask():
+    model = tiny("learned", n_layer=2)
+    short = ids("白日依")
+    padded = torch.cat([short, torch.zeros(1, 2, dtype=torch.long)], dim=1)
+    a, b = model.trace(short), model.trace(padded)
+    torch.testing.assert_close(b.logits[:, :3], a.logits, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(b.attention[1][..., :3, :3], a.attention[1], rtol=1e-6, atol=1e-6)

@@ -1,0 +1,40 @@
+"""How each mode encodes position: relative-distance scores and position similarity."""
+
+from functools import lru_cache
+
+import torch
+
+from app.registry import ModelRegistry
+from app.schemas import CompareRequest, RelativeRequest
+from app.services.model_choice import choose_model
+from model.gpt import GPTConfig
+from model.probes import cosine_similarity_matrix, pair_scores, rope_similarity
+
+# The two characters stand at start and start + 1; learned's table ends at 127.
+RELATIVE_STARTS = list(range(0, 127, 6))
+
+
+def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
+    enc = registry.tokenizer.encode(req.first + req.second)
+    scores = {}
+    for position in ("learned", "rope", "none"):
+        as_compare = CompareRequest(position=position, weights=req.weights, n_layer=req.n_layer,
+                                    n_head=req.n_head, seed=req.seed)
+        model = choose_model(as_compare, registry)  # its InputErrors name the same fields as this request
+        scores[position] = pair_scores(model, enc[0], enc[1], RELATIVE_STARTS).numpy()
+    return {"first": req.first, "second": req.second, "starts": RELATIVE_STARTS, "scores": scores,
+            "unknown": enc.unknown}
+
+
+@lru_cache(maxsize=2)
+def position_similarity(registry: ModelRegistry, n_positions: int = 128) -> dict:
+    """Fixed for the life of the process, so computed once."""
+    learned = registry.trained.get("learned")
+    matrix = None
+    if learned is not None:
+        with torch.no_grad():
+            matrix = cosine_similarity_matrix(learned[0].pos_emb.weight[:n_positions]).float().numpy()
+    # The shipped rope model's head size and base, else the lesson's (head size 32, base 10000).
+    rope_cfg = registry.trained["rope"][0].config if "rope" in registry.trained else GPTConfig(1, position="rope")
+    rope = rope_similarity(n_positions, rope_cfg.head_size, rope_cfg.rope_base).float().numpy()
+    return {"positions": n_positions, "learned": matrix, "rope": rope}

@@ -1,0 +1,31 @@
+"""Measurements on a model that explain how it encodes position."""
+
+import torch
+
+from model.gpt import GPT
+from model.rope import rope_angles
+
+
+@torch.no_grad()
+def pair_scores(model: GPT, first: int, second: int, starts) -> torch.Tensor:
+    """The score (pre-softmax q·k / sqrt(hs)) of `second`'s query on `first`'s key when the
+    two tokens stand at positions start and start + 1, for each start.
+    Returns (n_layer, n_head, len(starts)). Under RoPE it is the same for every start
+    (only the distance, 1, matters); under learned positions it changes with start."""
+    idx = torch.tensor([[first, second]])
+    per_start = [torch.stack([s[0, :, 1, 0] for s in model.trace(idx, start=start).scores]) for start in starts]
+    return torch.stack(per_start, dim=-1)  # (n_layer, n_head, S)
+
+
+def cosine_similarity_matrix(vectors: torch.Tensor) -> torch.Tensor:
+    """(P, D) -> (P, P) cosine similarity of every pair of rows."""
+    unit = vectors.double() / vectors.double().norm(dim=-1, keepdim=True)
+    return unit @ unit.T
+
+
+def rope_similarity(n_positions: int, head_dim: int, base: float) -> torch.Tensor:
+    """How alike RoPE makes two positions: each position m as the vector of its rotations
+    (cos m·theta_i, sin m·theta_i) over the pairs, compared by cosine similarity. Entry (m, n)
+    equals the mean over pairs of cos((m - n) theta_i): it depends on m - n only."""
+    angles = rope_angles(torch.arange(n_positions), head_dim, base)  # (P, hs/2)
+    return cosine_similarity_matrix(torch.cat([angles.cos(), angles.sin()], dim=-1))

@@ -1,0 +1,61 @@
+"""GET /api/rope, POST /api/relative, GET /api/positions against the formulas."""
+
+import math
+
+import numpy as np
+import pytest
+
+
+def test_rope_angles_follow_the_formula(client):
+    body = client.get("/api/rope?positions=0,1,2,100&head_dim=32&base=10000").json()
+    assert body["positions"] == [0, 1, 2, 100]
+    assert len(body["theta"]) == 16
+    for p, row in zip(body["positions"], body["angles"]):
+        for i, angle in enumerate(row):
+            assert angle == pytest.approx(p * 10000 ** (-2 * i / 32), rel=1e-12, abs=1e-300)
+    other = client.get("/api/rope?positions=3&head_dim=8&base=500").json()
+    assert other["theta"] == pytest.approx([500 ** (-2 * i / 8) for i in range(4)], rel=1e-12)
+
+
+@pytest.mark.parametrize("query, field, words", [
+    ("head_dim=7", "head_dim", "multiple of 2"),
+    ("head_dim=2048", "head_dim", "1024"),
+    ("positions=" + ",".join(["1"] * 4097), "positions", "4096"),
+    ("positions=1,x", "positions", "whole numbers"),
+    ("base=1", "base", "greater than 1"),
+])
+def test_rope_query_is_validated(client, query, field, words):
+    r = client.get(f"/api/rope?{query}")
+    assert r.status_code == 422
+    assert any(d["loc"][-1] == field and words in d["msg"] for d in r.json()["detail"]), r.json()
+
+
+@pytest.mark.parametrize("weights", ["random", "trained"])
+def test_relative_scores_equal_under_rope_different_under_learned(client, weights):
+    r = client.post("/api/relative", json={"first": "明", "second": "月", "weights": weights})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["starts"][0] == 0 and body["starts"][-1] + 1 <= 127
+    rope, learned, none = (np.array(body["scores"][m]) for m in ("rope", "learned", "none"))
+    assert rope.shape[-1] == len(body["starts"])
+    assert np.ptp(rope, axis=-1).max() < 1e-4  # only the distance matters
+    assert np.ptp(none, axis=-1).max() < 1e-4  # no position information at all
+    assert np.ptp(learned, axis=-1).max() > 1e-3  # absolute positions change the score
+
+
+def test_relative_rejects_two_characters_in_one_field(client):
+    r = client.post("/api/relative", json={"first": "明月"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "first"
+
+
+def test_position_similarity(client, registry):
+    body = client.get("/api/positions").json()
+    rope = np.array(body["rope"])
+    assert rope.shape == (128, 128)
+    np.testing.assert_allclose(np.diag(rope), 1.0, atol=1e-6)
+    expected = sum(math.cos(3 * 10000 ** (-2 * i / 32)) for i in range(16)) / 16
+    assert rope[10, 13] == pytest.approx(expected, abs=1e-6)
+    learned = np.array(body["learned"])
+    table = registry.trained["learned"][0].pos_emb.weight.detach().double().numpy()
+    unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+    np.testing.assert_allclose(learned, unit @ unit.T, atol=1e-5)
