@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.cache import ResponseCache
 from app.registry import ModelRegistry
 from app.settings import Settings
 from app.vendor import VendoredScript
@@ -17,6 +18,10 @@ def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
+def get_cache(request: Request) -> ResponseCache:
+    return request.app.state.cache
+
+
 def get_plotly(request: Request) -> VendoredScript:
     return request.app.state.plotly
 
@@ -24,3 +29,4 @@ def get_plotly(request: Request) -> VendoredScript:
 Registry = Annotated[ModelRegistry, Depends(get_registry)]
 AppSettings = Annotated[Settings, Depends(get_settings)]
 Plotly = Annotated[VendoredScript, Depends(get_plotly)]
+Cache = Annotated[ResponseCache, Depends(get_cache)]

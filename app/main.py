@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from app.cache import ResponseCache
 from app.errors import InputError
 from app.middleware import GuardMiddleware
 from app.registry import ModelRegistry
@@ -30,6 +31,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         torch.set_num_threads(settings.torch_threads)
         app.state.registry = ModelRegistry.load(settings.weights_dir, settings.model_cache_size)
         app.state.plotly = load_plotly()
+        app.state.cache = ResponseCache(settings.response_cache_size)
         yield
 
     app = FastAPI(

@@ -4,8 +4,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.deps import Registry
-from app.responses import NumpyJSONResponse
+from app.deps import Cache, Registry
+from app.responses import JSONBytes, NumpyJSONResponse
 from app.schemas import (
     CompareRequest,
     CompareResponse,
@@ -24,11 +24,11 @@ from app.services.rope import rope_table
 router = APIRouter(prefix="/api", tags=["api"])
 
 
-@router.post("/compare", response_model=CompareResponse, response_class=NumpyJSONResponse)
-def post_compare(req: CompareRequest, registry: Registry):
+@router.post("/compare", response_model=CompareResponse, response_class=JSONBytes)
+async def post_compare(req: CompareRequest, registry: Registry, cache: Cache):
     """Run the model on two lines: per-head attention, the output difference with and without
     position information, the lesson's table by depth, and the RoPE angles."""
-    return NumpyJSONResponse(compare(req, registry))
+    return JSONBytes(await cache.answer("compare", req, lambda: compare(req, registry)))
 
 
 @router.get("/options", response_model=Options)
@@ -44,11 +44,11 @@ def get_rope(query: Annotated[RopeQuery, Query()]):
     return NumpyJSONResponse({"positions": positions, **rope_table(positions, query.head_dim, query.base)})
 
 
-@router.post("/relative", response_model=RelativeResponse, response_class=NumpyJSONResponse)
-def post_relative(req: RelativeRequest, registry: Registry):
+@router.post("/relative", response_model=RelativeResponse, response_class=JSONBytes)
+async def post_relative(req: RelativeRequest, registry: Registry, cache: Cache):
     """Two characters, one after the other, moved along the line: the score of the second's query on
     the first's key at each absolute start, for each position mode. Flat under rope and none."""
-    return NumpyJSONResponse(relative_scores(req, registry))
+    return JSONBytes(await cache.answer("relative", req, lambda: relative_scores(req, registry)))
 
 
 @router.get("/positions", response_model=PositionSimilarity, response_class=NumpyJSONResponse)
