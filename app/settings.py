@@ -14,7 +14,9 @@ class Settings(BaseSettings):
     weights_dir: Path = Field(WEIGHTS_DIR, description="Folder with vocab.json, {learned,rope,none}.pt, training.json")
     max_body_bytes: int = Field(64 * 1024, description="Larger request bodies get 413.")
     response_cache_size: int = Field(512, description="Responses kept per worker for repeated requests; 0 = off.")
-    model_cache_size: int = Field(24, description="Untrained models kept per worker (about 2-6 MB each).")
+    model_cache_size: int = Field(
+        16, description="Untrained models kept per worker (3 to 6 MB each): 3 modes x depths 1-4 for one seed fit."
+    )
     torch_threads: int = Field(1, description="Intra-op threads per worker: tiny matrices gain nothing from more.")
     rate_limit_per_minute: int = Field(
         0, description="Requests per minute per client address on /api; 0 = off, since a classroom shares one address."

@@ -1,0 +1,191 @@
+"""Classroom benchmark: serve the app the README's way, load it from another process with wrk,
+and print a Markdown table for the README. Loopback only; every run is bounded in time.
+
+    python scripts/bench.py [--workers 2] [--duration 10] [--port 8765]
+
+Needs wrk (apt-get install wrk) and chromium for the page weight (as for the browser tests).
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PRESET = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned"}
+# wrk's Lua: a fresh pair of 5-character lines per request, from common characters of the corpus.
+FRESH_LUA = r"""
+-- wrk's LuaJIT has no utf8 library; every character here is 3 bytes of UTF-8.
+local text = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡"
+  .. "春眠不觉晓处闻啼鸟夜来风雨声花落知多少"
+local chars = {}
+for i = 1, #text, 3 do chars[#chars + 1] = text:sub(i, i + 2) end
+local positions = {"learned", "rope", "none"}
+local counter = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  counter = counter + 1
+  local a, b = {}, {}
+  for i = 1, 5 do a[i] = chars[math.random(#chars)]; b[i] = chars[math.random(#chars)] end
+  local body = string.format('{"line_a":"%s","line_b":"%s","position":"%s"}',
+    table.concat(a), table.concat(b), positions[counter % 3 + 1])
+  return wrk.format(nil, nil, nil, body)
+end
+"""
+
+
+def lua_file(lua: str) -> str:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False, encoding="utf-8") as f:
+        f.write(lua)
+    return f.name
+
+
+def wrk_command(url: str, connections: int, seconds: int, lua: str | None = None) -> list[str]:
+    cmd = ["wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{seconds}s", "--latency", "--timeout", "5s"]
+    return [*cmd, "-s", lua_file(lua), url] if lua else [*cmd, url]
+
+
+def wrk(url: str, connections: int, seconds: int, lua: str | None = None, body: dict | None = None) -> dict:
+    if body is not None:
+        lua = ('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+               f"wrk.body = {json.dumps(json.dumps(body, ensure_ascii=False), ensure_ascii=False)}\n")
+    cmd = wrk_command(url, connections, seconds, lua)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 30).stdout
+    return parse_wrk(out)
+
+
+def parse_wrk(out: str) -> dict:
+    def ms(text: str) -> float:
+        value, unit = re.match(r"([\d.]+)(us|ms|s)", text).groups()
+        return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M))
+    errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50": ms(latency["50"]), "p99": ms(latency["99"]),
+            "errors": errors + (int(non2xx.group(1)) if non2xx else 0)}
+
+
+def worker_rss_mb(server_pid: int) -> list[float]:
+    """RSS of uvicorn's worker processes (children of the server that run the app), in MB."""
+    children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    pids = [int(p) for p in children if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()] or [server_pid]
+    rss = []
+    for pid in pids:
+        status = Path(f"/proc/{pid}/status").read_text()
+        rss.append(int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024)
+    return rss
+
+
+def post_many(url: str, n: int) -> None:
+    """n distinct requests, so the memory figure covers the response cache filling up."""
+    for i in range(n):
+        position = ("learned", "rope", "none")[i % 3]
+        body = json.dumps({**PRESET, "position": position, "line_a": "白日依山尽"[: 1 + i % 5] + str(i)}).encode()
+        req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+        urllib.request.urlopen(req, timeout=10).read()
+
+
+def page_weight(base: str) -> int:
+    """Bytes over the wire for the page and everything it loads, measured in chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"),
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                                          "--disable-background-networking", "--disable-component-update",
+                                          "--disable-sync"])
+        page = browser.new_page()
+        sizes = []
+        page.on("requestfinished", lambda r: sizes.append(r.sizes()))
+        page.goto(base + "/", wait_until="networkidle")
+        browser.close()
+    return sum(s["responseBodySize"] + s["responseHeadersSize"] for s in sizes)
+
+
+def forward_ms() -> float:
+    import torch
+
+    from model.assets import VOCAB_PATH
+    from model.gpt import GPT, GPTConfig
+    from model.tokenizer import CharTokenizer
+
+    torch.set_num_threads(1)
+    tok = CharTokenizer.load(VOCAB_PATH)
+    model = GPT(GPTConfig(vocab_size=tok.vocab_size)).eval()
+    idx = torch.tensor([tok.encode("白日依山尽")])
+    model.trace(idx)
+    start = time.perf_counter()
+    for _ in range(200):
+        model.trace(idx)
+    return (time.perf_counter() - start) / 200 * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--duration", type=int, default=10, help="seconds per load run")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--connections", type=int, nargs="+", default=[1, 16, 100])
+    parser.add_argument("--requests", type=int, default=10_000, help="requests between the two memory readings")
+    args = parser.parse_args()
+    base = f"http://127.0.0.1:{args.port}"
+    exe = Path(sys.executable).with_name("heads-positions")
+    server = subprocess.Popen([str(exe), "serve", "--port", str(args.port), "--workers", str(args.workers)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(base + "/readyz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        time.sleep(1)  # every worker up
+        rows = []
+        for c in args.connections:
+            bare = wrk(base + "/healthz", c, args.duration)
+            preset = wrk(base + "/api/compare", c, args.duration, body=PRESET)
+            fresh = wrk(base + "/api/compare", c, args.duration, lua=FRESH_LUA)
+            rows.append((c, bare, preset, fresh))
+        # /healthz while compare is saturated by fresh requests from another wrk.
+        load = subprocess.Popen(wrk_command(base + "/api/compare", 100, args.duration + 4, FRESH_LUA),
+                                stdout=subprocess.DEVNULL)
+        time.sleep(2)
+        health_under_load = wrk(base + "/healthz", 1, args.duration)
+        load.wait(timeout=args.duration + 30)
+        rss_before = worker_rss_mb(server.pid)
+        post_many(base + "/api/compare", args.requests)
+        rss_after = worker_rss_mb(server.pid)
+        weight = page_weight(base)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=20)
+
+    print(f"\nworkers: {args.workers}, {args.duration} s per run, wrk on loopback, {os.cpu_count()} cores\n")
+    print("| clients | endpoint | req/s | p50 ms | p99 ms | errors | req/s vs bare |")
+    print("|---|---|---|---|---|---|---|")
+    for c, bare, preset, fresh in rows:
+        named = (("/healthz (bare)", bare), ("compare, repeated preset", preset), ("compare, fresh lines", fresh))
+        for name, r in named:
+            print(f"| {c} | {name} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['errors']} "
+                  f"| {r['rps'] / bare['rps']:.2f} |")
+    print(f"\n/healthz while compare is saturated (100 clients): p50 {health_under_load['p50']:.1f} ms, "
+          f"p99 {health_under_load['p99']:.1f} ms")
+    print(f"memory per worker before / after {args.requests:,} requests: "
+          + ", ".join(f"{b:.0f} / {a:.0f} MB ({(a - b) / b:+.1%})" for b, a in zip(rss_before, rss_after)))
+    print(f"page and everything it loads: {weight / 1024:.0f} KB over the wire")
+    print(f"one forward pass in-process (2 layers, 5 characters, 1 thread): {forward_ms():.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
