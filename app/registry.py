@@ -15,10 +15,10 @@ from model.gpt import POSITION_MODES
 
 class ModelRegistry:
     def __init__(self, tokenizer: CharTokenizer, trained: dict[str, tuple[GPT, dict]], cache_size: int,
-                 training_results: dict | None = None):
+                 results: dict | None = None):
         self.tokenizer = tokenizer
         self.trained = trained
-        self.training_results = training_results
+        self.results = results or {}  # shipped JSON results by name: "training", "length"
         self._cache: OrderedDict[tuple, GPT] = OrderedDict()
         self._cache_size = cache_size
         self._lock = Lock()
@@ -34,8 +34,8 @@ class ModelRegistry:
                 if ckpt_tokenizer.chars != tokenizer.chars:
                     raise ValueError(f"{path} was trained with another vocabulary than {weights_dir / 'vocab.json'}")
                 trained[position] = (model, meta)
-        results_path = weights_dir / "training.json"
-        results = json.loads(results_path.read_text(encoding="utf-8")) if results_path.exists() else None
+        results = {name: json.loads((weights_dir / f"{name}.json").read_text(encoding="utf-8"))
+                   for name in ("training", "length") if (weights_dir / f"{name}.json").exists()}
         return cls(tokenizer, trained, cache_size, results)
 
     def random(self, position: str, n_layer: int, n_head: int, seed: int) -> GPT:

@@ -222,3 +222,30 @@ class PositionSimilarity(BaseModel):
     rope: list[list[float]] = Field(
         description="[m][n] cosine similarity of RoPE's rotations at m and n (head_dim 32): mean_i cos((m-n) theta_i)."
     )
+
+
+class TrainingRun(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    position: PositionMode
+    n_layer: int
+    n_head: int
+    steps: list[int] = Field(description="Steps at which the validation loss was measured.")
+    val_loss: list[float] = Field(description="Validation loss (nats per character) at each of those steps.")
+
+
+class TrainingResults(BaseModel):
+    runs: list[TrainingRun] = Field(description="Exercise 2 (1, 4, 8 heads) and exercise 3 (learned, rope, none).")
+
+
+class LengthRun(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    position: PositionMode
+    train_length: int = Field(description="The window length the model was trained on.")
+    length: int = Field(description="Positions evaluated: 128 for learned (its table's rows), twice that otherwise.")
+    loss: list[float] = Field(description="[position] mean validation loss, nats per character.")
+
+
+class LengthResults(BaseModel):
+    runs: list[LengthRun]

@@ -9,16 +9,19 @@ from app.responses import JSONBytes, NumpyJSONResponse
 from app.schemas import (
     CompareRequest,
     CompareResponse,
+    LengthResults,
     Options,
     PositionSimilarity,
     RelativeRequest,
     RelativeResponse,
     RopeAngles,
     RopeQuery,
+    TrainingResults,
 )
 from app.services.compare import compare
 from app.services.options import options
 from app.services.positions import position_similarity, relative_scores
+from app.services.results import shipped_results
 from app.services.rope import rope_table
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -55,3 +58,15 @@ async def post_relative(req: RelativeRequest, registry: Registry, cache: Cache):
 def get_positions(registry: Registry):
     """Cosine similarity between positions: the trained pos_emb rows, and RoPE's rotations."""
     return NumpyJSONResponse(position_similarity(registry))
+
+
+@router.get("/training", response_model=TrainingResults)
+def get_training(registry: Registry):
+    """Validation curves of the shipped training runs: the lesson's exercises 2 and 3."""
+    return shipped_results(registry, "training")
+
+
+@router.get("/length", response_model=LengthResults)
+def get_length(registry: Registry):
+    """Validation loss by position of the trained models, up to twice the training length for rope and none."""
+    return shipped_results(registry, "length")

@@ -1,0 +1,8 @@
+"""Results computed once at training time and shipped as JSON beside the checkpoints."""
+
+from app.registry import ModelRegistry
+
+
+def shipped_results(registry: ModelRegistry, name: str) -> dict:
+    """{"runs": [...]}; no runs when the weights folder ships none."""
+    return registry.results.get(name, {"runs": []})
