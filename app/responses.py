@@ -1,7 +1,7 @@
 """JSON encoding for the API: orjson, with numpy float32 arrays written in float32's
 shortest exact digits (0.33333334, not 0.3333333432674408)."""
 
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 
 from app.cache import encode
 
@@ -11,7 +11,9 @@ class NumpyJSONResponse(JSONResponse):
         return encode(content)
 
 
-class JSONBytes(Response):
-    """JSON that is already encoded (by the response cache)."""
+class JSONBytes(JSONResponse):
+    """JSON that is already encoded (by the response cache). A JSONResponse, so /docs shows
+    the route's response model as its body."""
 
-    media_type = "application/json"
+    def render(self, content: bytes) -> bytes:
+        return content

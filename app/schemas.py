@@ -30,7 +30,8 @@ Line = Annotated[
 
 
 class CompareRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={
+    # strict: 0 is not false and "5" is not 5; the request must be what the schema says.
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
         "examples": [{"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned", "weights": "random"}]
     })
 
@@ -191,7 +192,7 @@ OneChar = Annotated[str, StringConstraints(min_length=1, max_length=1), Field(de
 
 
 class RelativeRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     first: OneChar = "明"
     second: OneChar = "月"
@@ -249,3 +250,16 @@ class LengthRun(BaseModel):
 
 class LengthResults(BaseModel):
     runs: list[LengthRun]
+
+
+class ErrorMessage(BaseModel):
+    detail: str | list[dict] = Field(description="What was wrong; for a 422, a list naming each field (loc) and rule.")
+    request_id: str | None = Field(None, description="Quote it to the teacher; the server log has the details.")
+
+
+ERROR_RESPONSES = {
+    400: {"model": ErrorMessage, "description": "The body is not valid UTF-8 JSON."},
+    413: {"model": ErrorMessage, "description": "The body is larger than 64 KB."},
+    429: {"model": ErrorMessage, "description": "Too many requests from this address (only when a limit is set)."},
+    500: {"model": ErrorMessage, "description": "An unexpected error; the request id points to the server log."},
+}

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Query
 from app.deps import Cache, Registry
 from app.responses import JSONBytes, NumpyJSONResponse
 from app.schemas import (
+    ERROR_RESPONSES,
     CompareRequest,
     CompareResponse,
     LengthResults,
@@ -24,7 +25,7 @@ from app.services.positions import position_similarity, relative_scores
 from app.services.results import shipped_results
 from app.services.rope import rope_table
 
-router = APIRouter(prefix="/api", tags=["api"])
+router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
 
 
 @router.post("/compare", response_model=CompareResponse, response_class=JSONBytes)
