@@ -19,8 +19,13 @@ def encode(data) -> bytes:
 
 
 class ResponseCache:
-    def __init__(self, size: int):
+    """At most `size` answers and `max_bytes` in all; an answer over a tenth of that (a 512-character
+    line's attention maps run to tens of MB) is not kept."""
+
+    def __init__(self, size: int, max_bytes: int = 64 * 2**20):
         self.size = size
+        self.max_bytes = max_bytes
+        self._bytes = 0
         self._items: OrderedDict[str, bytes] = OrderedDict()
         self._lock = Lock()
 
@@ -33,9 +38,11 @@ class ResponseCache:
                 self._items.move_to_end(key)
                 return body
         body = await run_in_threadpool(lambda: encode(compute()))
-        if self.size:
+        if self.size and len(body) <= self.max_bytes // 10:
             with self._lock:
-                self._items[key] = body
-                while len(self._items) > self.size:
-                    self._items.popitem(last=False)
+                if key not in self._items:
+                    self._items[key] = body
+                    self._bytes += len(body)
+                while len(self._items) > self.size or self._bytes > self.max_bytes:
+                    self._bytes -= len(self._items.popitem(last=False)[1])
         return body

@@ -53,6 +53,11 @@ class CompareRequest(BaseModel):
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights, 0 to 2**31.")
     causal: bool = Field(True, description="false removes the causal mask (full attention): the control experiment.")
+    layer: int | None = Field(
+        None, ge=1, le=N_LAYER_MAX,
+        description="Only this layer's attention maps (1-based), to keep long lines' answers small. "
+        "Omitted: every layer. `attention_layers` in the answer says which layers `attention` holds.",
+    )
 
 
 class Difference(BaseModel):
@@ -80,7 +85,8 @@ class LineResult(BaseModel):
     ids: list[int] = Field(description="Token ids; 0 is the unknown id.")
     unknown: list[bool] = Field(description="True where the character is outside the vocabulary.")
     attention: list[list[list[list[float]]]] = Field(
-        description="Post-softmax pattern [layer][head][query][key]; masked (future) keys are exactly 0."
+        description="Post-softmax pattern [layer][head][query][key] for the layers in `attention_layers`; "
+        "masked (future) keys are exactly 0."
     )
     top_next: list[NextToken] = Field(description="The 5 most likely next characters, most likely first.")
 
@@ -127,6 +133,7 @@ class ModelInfo(BaseModel):
 
 class CompareResponse(BaseModel):
     model: ModelInfo
+    attention_layers: list[int] = Field(description="The layers (1-based) in each line's `attention`, in order.")
     lines: list[LineResult]
     difference: DifferencePair = Field(description="Last-position output difference between the two lines.")
     by_depth: list[DepthDifference] = Field(

@@ -41,6 +41,9 @@ def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
         if len(ids) > cfg.max_positions:
             raise InputError(field, _too_long(len(ids), cfg.position, cfg.max_positions))
     ids_a, ids_b = enc["line_a"], enc["line_b"]
+    if req.layer is not None and req.layer > cfg.n_layer:
+        raise InputError("layer", f"layer must be at most n_layer ({cfg.n_layer}) (got {req.layer})")
+    layers = [req.layer - 1] if req.layer else list(range(cfg.n_layer))
 
     with torch.inference_mode():
         runs = run_lines(model, ids_a, ids_b, req.causal)
@@ -57,7 +60,9 @@ def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
             "seed": req.seed if req.weights == "random" else None, "causal": req.causal,
             "vocab_size": cfg.vocab_size,
         },
-        "lines": [_line(req.line_a, ids_a, runs[0, WITH], tok), _line(req.line_b, ids_b, runs[1, WITH], tok)],
+        "attention_layers": [i + 1 for i in layers],
+        "lines": [_line(text, ids, runs[i, WITH], tok, layers)
+                  for i, (text, ids) in enumerate(((req.line_a, ids_a), (req.line_b, ids_b)))],
         "difference": _differences(runs),
         "by_depth": by_depth,
         "residual_difference": _residual_difference(runs) if len(ids_a) == len(ids_b) else None,
@@ -97,7 +102,7 @@ def _too_long(length: int, position: str, limit: int) -> str:
     return f"at most {limit} characters with position '{position}' (got {length})"
 
 
-def _line(text: str, ids, run: LineRun, tok: CharTokenizer) -> dict:
+def _line(text: str, ids, run: LineRun, tok: CharTokenizer, layers: list[int]) -> dict:
     probs = torch.softmax(run.last_logits.double(), dim=-1)
     top = torch.topk(probs, TOP_K)
     return {
@@ -106,7 +111,7 @@ def _line(text: str, ids, run: LineRun, tok: CharTokenizer) -> dict:
         "ids": list(ids),
         "unknown": ids.unknown,
         # [layer][head][query][key]; float32 numpy so the JSON carries float32's shortest digits.
-        "attention": np.stack([p.numpy() for p in run.attention]),
+        "attention": np.stack([run.attention[i].numpy() for i in layers]),
         "top_next": [{"token": tok.token(i), "prob": p} for p, i in zip(top.values.tolist(), top.indices.tolist())],
     }
 

@@ -195,3 +195,13 @@ def test_security_headers_and_request_id(client):
     assert r.headers["x-content-type-options"] == "nosniff"
     assert r.headers["referrer-policy"] == "no-referrer"
     assert len(r.headers["x-request-id"]) == 16
+
+
+def test_layer_keeps_one_layers_maps(client):
+    full = post(client, position="rope", n_layer=3).json()
+    assert full["attention_layers"] == [1, 2, 3]
+    one = post(client, position="rope", n_layer=3, layer=2).json()
+    assert one["attention_layers"] == [2]
+    assert one["lines"][0]["attention"] == [full["lines"][0]["attention"][1]]
+    r = post(client, n_layer=2, layer=3)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "layer"

@@ -1,0 +1,31 @@
+import asyncio
+
+from app.cache import ResponseCache
+from app.schemas import CompareRequest
+
+
+def answer(cache, req, value):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return value
+
+    return asyncio.run(cache.answer("compare", req, compute)), len(calls)
+
+
+def test_equal_requests_share_one_computation():
+    cache = ResponseCache(size=2)
+    assert answer(cache, CompareRequest(), {"x": 1}) == (b'{"x":1}', 1)
+    # The defaults written out are the same request as the empty one.
+    assert answer(cache, CompareRequest(line_a="白日依山尽", seed=0), {"x": 2}) == (b'{"x":1}', 0)
+
+
+def test_the_cache_is_bounded_by_count_and_bytes():
+    cache = ResponseCache(size=2, max_bytes=1000)
+    for seed in range(3):
+        answer(cache, CompareRequest(seed=seed), {"seed": seed})
+    assert answer(cache, CompareRequest(seed=0), {"seed": "again"})[1] == 1  # evicted: oldest first
+    big = "x" * 200  # over a tenth of max_bytes: never kept
+    assert answer(cache, CompareRequest(seed=9), big)[1] == 1
+    assert answer(cache, CompareRequest(seed=9), big)[1] == 1
