@@ -1,0 +1,66 @@
+// The JSON twin of the page: GET /api/options and POST /api/compare.
+
+/** Request fields, and the id prefix of the control each one belongs to. */
+export const FIELD_CONTROLS = {
+  line_a: "line-a",
+  line_b: "line-b",
+  position: "position",
+  n_head: "heads",
+  weights: "weights",
+  n_layer: "layer",
+};
+
+export class ApiError extends Error {
+  /** fields: [{field, msg, type, ctx}] for errors tied to a request field; general: the rest. */
+  constructor(status, fields, general) {
+    super(`HTTP ${status}`);
+    this.status = status;
+    this.fields = fields;
+    this.general = general;
+  }
+}
+
+function splitDetail(detail) {
+  const fields = [];
+  const general = [];
+  if (Array.isArray(detail)) {
+    for (const item of detail) {
+      const loc = Array.isArray(item?.loc) ? item.loc : [];
+      const field = loc.find((part) => typeof part === "string" && part in FIELD_CONTROLS);
+      const entry = { field, msg: String(item?.msg ?? ""), type: item?.type, ctx: item?.ctx };
+      (field ? fields : general).push(entry);
+    }
+  } else if (detail !== undefined && detail !== null) {
+    general.push({ msg: String(detail) });
+  }
+  return { fields, general };
+}
+
+async function readJson(response) {
+  try {
+    return await response.json();
+  } catch {
+    return null;
+  }
+}
+
+export async function getOptions(signal) {
+  const response = await fetch("/api/options", { signal, headers: { Accept: "application/json" } });
+  if (!response.ok) throw new ApiError(response.status, [], [{ msg: response.statusText }]);
+  return response.json();
+}
+
+export async function postCompare(body, signal) {
+  const response = await fetch("/api/compare", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  const data = await readJson(response);
+  if (!response.ok) {
+    const { fields, general } = splitDetail(data?.detail);
+    throw new ApiError(response.status, fields, general);
+  }
+  return data;
+}

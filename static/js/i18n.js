@@ -1,0 +1,50 @@
+// The page's texts. The server paints the first view in the right language; switching language
+// fetches static/i18n/{lang}.json and rewrites every element that carries data-i18n.
+
+import { $$, el } from "./dom.js";
+
+export const LANGS = ["zh", "ja", "fr", "en"];
+let dict = {};
+const cache = new Map();
+
+export async function loadDict(lang) {
+  if (!cache.has(lang)) {
+    const url = new URL(`../i18n/${lang}.json`, import.meta.url);
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`could not load ${url}: ${response.status}`);
+    cache.set(lang, await response.json());
+  }
+  return cache.get(lang);
+}
+
+export function setDict(next) {
+  dict = next;
+}
+
+/** tr("line_hint", {n: 5, max: 128}) -> "5 / 128 characters". A missing key shows as itself. */
+export function tr(key, vars = {}) {
+  const text = dict[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? String(vars[name]) : whole));
+}
+
+/** Fill node with text in which `backticks` mark code names, as the templates' rich() macro does. */
+export function fillRich(node, text) {
+  node.replaceChildren(
+    ...text.split("`").map((part, i) => (i % 2 ? el("code", { text: part }) : document.createTextNode(part))),
+  );
+}
+
+export function applyDict(lang, root = document) {
+  document.documentElement.lang = lang;
+  document.title = tr("page_title");
+  for (const node of $$("[data-i18n]", root)) {
+    const text = tr(node.dataset.i18n);
+    if ("i18nRich" in node.dataset) fillRich(node, text);
+    else node.textContent = text;
+  }
+}
+
+/** Plotly renders labels as pseudo-HTML: escape data before it reaches a tick, caption or hover. */
+export function escapePlotly(value) {
+  return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}

@@ -1,0 +1,334 @@
+// Plotly figures as plain data. Every string that comes from the lines goes through
+// escapePlotly first; the hover templates only refer to values Plotly substitutes itself.
+
+import { escapePlotly as esc, tr } from "./i18n.js";
+
+export const FONT =
+  '"Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC", "PingFang SC", ' +
+  '"Hiragino Sans", "Microsoft YaHei", "Yu Gothic", system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+const INK = "#1d2330";
+const MUTED = "#5b6577";
+const GRID = "#e3e7ee";
+/** Empty (masked) cells show the plot background: a neutral grey that no colour scale uses. */
+const MASKED = "#c9ced8";
+
+/** ColorBrewer PuOr, orange for negative and purple for positive: diverging and colour-blind safe. */
+const PUOR = [
+  [0.0, "#7f3b08"], [0.1, "#b35806"], [0.2, "#e08214"], [0.3, "#fdb863"], [0.4, "#fee0b6"],
+  [0.5, "#f7f7f7"],
+  [0.6, "#d8daeb"], [0.7, "#b2abd2"], [0.8, "#8073ac"], [0.9, "#542788"], [1.0, "#2d004b"],
+];
+/** Okabe-Ito blue and vermillion. */
+export const COLORS = { with: "#0072B2", without: "#D55E00" };
+
+export const CONFIG = {
+  displayModeBar: false,
+  displaylogo: false,
+  responsive: true,
+  scrollZoom: false,
+  doubleClick: false,
+  showTips: false,
+};
+
+function baseLayout(extra = {}) {
+  return {
+    font: { family: FONT, color: INK, size: 13 },
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    hoverlabel: { font: { family: FONT, size: 14, color: INK }, bgcolor: "#ffffff", bordercolor: "#8a94a6" },
+    dragmode: false,
+    ...extra,
+  };
+}
+
+/**
+ * Category labels unique per position ("0 白", "1 日", ...), so repeated characters stay apart.
+ * With a second line (the A − B plot) each names both characters: "0 白/山".
+ */
+function positionCategories(tokens, tokensB = null) {
+  return tokens.map((ch, i) => {
+    const b = tokensB ? `/${esc(visible(tokensB[i] ?? ""))}` : "";
+    return `${i} ${esc(visible(ch))}${b}`;
+  });
+}
+
+/** Show spaces and the unknown id so they can be seen on an axis. */
+export function visible(ch) {
+  if (ch === " ") return "␣";
+  if (ch === "\t") return "⇥";
+  return ch;
+}
+
+/** Tick every position on short lines, every k-th on long ones. */
+function ticks(categories, labels, maxTicks) {
+  const step = Math.max(1, Math.ceil(categories.length / maxTicks));
+  const idx = categories.map((_, i) => i).filter((i) => i % step === 0);
+  return { tickmode: "array", tickvals: idx.map((i) => categories[i]), ticktext: idx.map((i) => labels[i]) };
+}
+
+/** An axis of positions, ticked with the characters (or, for A − B, with the position numbers). */
+function charAxis(tokens, tokensB, title, extra = {}) {
+  const cats = positionCategories(tokens, tokensB);
+  const labels = tokensB ? tokens.map((_, i) => String(i)) : tokens.map((ch) => esc(visible(ch)));
+  const n = tokens.length;
+  return {
+    type: "category",
+    categoryorder: "array",
+    categoryarray: cats,
+    ...ticks(cats, labels, 24),
+    tickfont: { size: n <= 12 ? 15 : n <= 24 ? 12 : 10 },
+    ticks: "",
+    showgrid: false,
+    zeroline: false,
+    fixedrange: true,
+    // Fixed margins instead of automargin: automargin re-lays each plot out several times,
+    // which made a row of 8 heads × 3 plots several times slower to draw.
+    automargin: false,
+    title: { text: esc(title), font: { size: 11, color: MUTED }, standoff: 2 },
+    ...extra,
+  };
+}
+
+/** One head's pattern ([query][key]) with masked keys as null. */
+export function maskPattern(matrix, causal) {
+  return matrix.map((row, q) => row.map((v, k) => (causal && k > q ? null : v)));
+}
+
+export function diffPattern(a, b) {
+  return a.map((row, q) => row.map((v, k) => (v === null || b[q][k] === null ? null : v - b[q][k])));
+}
+
+export function maxAbs(matrices) {
+  let m = 0;
+  for (const matrix of matrices) {
+    for (const row of matrix) {
+      for (const v of row) if (v !== null) m = Math.max(m, Math.abs(v));
+    }
+  }
+  return m;
+}
+
+/**
+ * A square heatmap: rows are queries (top = position 0), columns are keys.
+ * kind "pattern" uses Viridis on 0..1; kind "diff" uses PuOr on -range..range.
+ */
+export function heatmapFigure({ tokens, tokensB = null, z, kind, range }) {
+  const n = tokens.length;
+  const isDiff = kind === "diff";
+  const cats = positionCategories(tokens, isDiff ? tokensB : null);
+  const valueName = esc(isDiff ? tr("hover_diff") : tr("hover_weight"));
+  const trace = {
+    type: "heatmap",
+    x: cats,
+    y: cats,
+    z,
+    zmin: isDiff ? -range : 0,
+    zmax: isDiff ? range : 1,
+    zmid: isDiff ? 0 : undefined,
+    colorscale: isDiff ? PUOR : "Viridis",
+    xgap: n <= 24 ? 1 : 0,
+    ygap: n <= 24 ? 1 : 0,
+    hoverongaps: false,
+    hovertemplate:
+      `${esc(tr("hover_query"))}: %{y}<br>${esc(tr("hover_key"))}: %{x}<br>` +
+      `${valueName}: %{z:.4g}<extra></extra>`,
+    colorbar: {
+      thickness: 10,
+      len: 0.9,
+      outlinewidth: 0,
+      tickfont: { size: 10, color: MUTED },
+      tickformat: isDiff ? ".2~g" : ".1f",
+      nticks: 5,
+    },
+  };
+  const layout = baseLayout({
+    margin: { l: 48, r: 4, t: 46, b: 4 },
+    plot_bgcolor: MASKED,
+    xaxis: charAxis(tokens, isDiff ? tokensB : null, tr("axis_key"), { side: "top", constrain: "domain" }),
+    yaxis: charAxis(tokens, isDiff ? tokensB : null, tr("axis_query"), {
+      autorange: "reversed",
+      scaleanchor: "x",
+      constrain: "domain",
+    }),
+  });
+  return { data: [trace], layout };
+}
+
+function sci(v) {
+  if (v === 0) return "0";
+  return v.toExponential(2);
+}
+
+/** The lesson's table as a chart: last-position difference for 1, 2, 3 layers, log scale. */
+export function depthFigure({ byDepth, difference, model }) {
+  const values = [];
+  for (const row of byDepth) values.push(row.with_position.max_abs, row.without_position.max_abs);
+  values.push(difference.with_position.max_abs, difference.without_position.max_abs);
+  const positive = values.filter((v) => v > 0);
+  // Log axes cannot show 0; an exact 0 sits one decade under the smallest value.
+  const floor = positive.length ? Math.min(...positive) / 10 : 1e-12;
+  const lift = (v) => (v > 0 ? v : floor);
+  const xs = byDepth.map((row) => row.n_layer);
+  const series = (key, name, color) => ({
+    type: "scatter",
+    mode: "lines+markers",
+    name: esc(name),
+    x: xs,
+    y: byDepth.map((row) => lift(row[key].max_abs)),
+    text: byDepth.map((row) => sci(row[key].max_abs)),
+    hovertemplate: `%{x} · %{text}<extra>${esc(name)}</extra>`,
+    line: { color, width: 3 },
+    marker: { color, size: 10, symbol: key === "with_position" ? "circle" : "diamond" },
+  });
+  const lo = Math.min(...xs) - 0.25;
+  const hi = Math.max(...xs) + 0.25;
+  const thisModel = (key, name, color) => ({
+    type: "scatter",
+    mode: "lines",
+    name: esc(name),
+    x: [lo, hi],
+    y: [lift(difference[key].max_abs), lift(difference[key].max_abs)],
+    text: [sci(difference[key].max_abs), sci(difference[key].max_abs)],
+    hovertemplate: `%{text}<extra>${esc(name)}</extra>`,
+    line: { color, width: 2, dash: "dash" },
+  });
+  const data = [
+    series("with_position", tr("depth_with"), COLORS.with),
+    series("without_position", tr("depth_without"), COLORS.without),
+    thisModel("with_position", tr("depth_this_with", { n_layer: model.n_layer }), COLORS.with),
+    thisModel("without_position", tr("depth_this_without", { n_layer: model.n_layer }), COLORS.without),
+  ];
+  const layout = baseLayout({
+    margin: { l: 8, r: 12, t: 8, b: 8 },
+    showlegend: true,
+    legend: { orientation: "h", x: 0, y: -0.22, xanchor: "left", yanchor: "top", font: { size: 12 } },
+    xaxis: {
+      title: { text: esc(tr("depth_axis_x")), font: { size: 12, color: MUTED } },
+      tickmode: "array",
+      tickvals: xs,
+      range: [lo, hi],
+      fixedrange: true,
+      gridcolor: GRID,
+      zeroline: false,
+      automargin: true,
+    },
+    yaxis: {
+      type: "log",
+      title: { text: esc(tr("depth_axis_y")), font: { size: 12, color: MUTED } },
+      exponentformat: "power",
+      fixedrange: true,
+      gridcolor: GRID,
+      automargin: true,
+    },
+  });
+  return { data, layout };
+}
+
+/** Norms under this are float32 rounding; the colour scale starts here. */
+export const RESIDUAL_FLOOR = 1e-9;
+
+/** Layers × positions of |a - b|, coloured by log10 so 1e-8 and 1e-1 both show. */
+export function residualFigure({ matrix, tokensA, tokensB, range }) {
+  const rows = matrix.map((_, l) => (l === 0 ? tr("resid_row_emb") : tr("resid_row_block", { l })));
+  const rowCats = rows.map(esc);
+  const n = tokensA.length;
+  const cols = tokensA.map((_, i) => String(i));
+  const both = tokensA.map((ch, i) => `${esc(visible(ch))} · ${esc(visible(tokensB[i] ?? ""))}`);
+  const z = matrix.map((row) => row.map((v) => Math.log10(Math.max(v, RESIDUAL_FLOOR))));
+  const text = matrix.map((row) => row.map((v, i) => `${both[i]}: ${sci(v)}`));
+  const labels = n <= 16 ? tokensA.map((ch, i) => `${esc(visible(ch))}<br>${esc(visible(tokensB[i] ?? ""))}`) : cols;
+  const decades = [];
+  for (let d = Math.floor(range[0]); d <= Math.ceil(range[1]); d += 1) decades.push(d);
+  const step = Math.max(1, Math.ceil(decades.length / 5));
+  const shown = decades.filter((d, i) => i % step === 0);
+  const trace = {
+    type: "heatmap",
+    x: cols,
+    y: rowCats,
+    z,
+    text,
+    zmin: range[0],
+    zmax: range[1],
+    colorscale: "Cividis",
+    xgap: n <= 24 ? 1 : 0,
+    ygap: 1,
+    hovertemplate: `${esc(tr("resid_axis_pos"))} %{x} (%{text})<br>%{y}<extra>${esc(tr("hover_norm"))}</extra>`,
+    colorbar: {
+      thickness: 10,
+      outlinewidth: 0,
+      tickmode: "array",
+      tickvals: shown,
+      ticktext: shown.map((d) => `1e${d}`),
+      tickfont: { size: 10, color: MUTED },
+      title: { text: esc(tr("resid_colorbar")), font: { size: 10, color: MUTED }, side: "right" },
+    },
+  };
+  const layout = baseLayout({
+    margin: { l: 8, r: 8, t: 6, b: 8 },
+    xaxis: {
+      type: "category",
+      ...ticks(cols, labels, 24),
+      fixedrange: true,
+      automargin: true,
+      showgrid: false,
+      title: { text: esc(tr("resid_axis_pos")), font: { size: 11, color: MUTED }, standoff: 2 },
+    },
+    yaxis: { type: "category", autorange: "reversed", fixedrange: true, automargin: true, showgrid: false },
+  });
+  return { data: [trace], layout };
+}
+
+/** RoPE's table: cos(position × theta_i), position rows × pair columns. */
+export function ropeFigure({ rope }) {
+  const angles = rope.angles;
+  const pairs = rope.theta.map((_, i) => i);
+  const positions = angles.map((_, p) => p);
+  const z = angles.map((row) => row.map(Math.cos));
+  const theta = esc(tr("rope_hover_theta"));
+  const angle = esc(tr("rope_hover_angle"));
+  const text = angles.map((row) =>
+    row.map((a, i) => `${theta} = ${rope.theta[i].toPrecision(3)}, ${angle} = ${a.toPrecision(4)} rad`),
+  );
+  const trace = {
+    type: "heatmap",
+    x: pairs,
+    y: positions,
+    z,
+    text,
+    zmin: -1,
+    zmax: 1,
+    zmid: 0,
+    colorscale: PUOR,
+    xgap: 1,
+    ygap: positions.length <= 32 ? 1 : 0,
+    hovertemplate:
+      `${esc(tr("rope_axis_pos"))} %{y}, ${esc(tr("rope_axis_pair"))} = %{x}<br>` +
+      "%{text}<br>cos = %{z:.3f}<extra></extra>",
+    colorbar: {
+      thickness: 10,
+      outlinewidth: 0,
+      tickfont: { size: 10, color: MUTED },
+      title: { text: esc(tr("rope_colorbar")), font: { size: 10, color: MUTED }, side: "right" },
+    },
+  };
+  const layout = baseLayout({
+    margin: { l: 8, r: 8, t: 6, b: 8 },
+    xaxis: {
+      title: { text: esc(tr("rope_axis_pair")), font: { size: 11, color: MUTED }, standoff: 2 },
+      fixedrange: true,
+      automargin: true,
+      showgrid: false,
+      zeroline: false,
+      dtick: pairs.length > 16 ? 4 : 1,
+    },
+    yaxis: {
+      title: { text: esc(tr("rope_axis_pos")), font: { size: 11, color: MUTED }, standoff: 2 },
+      autorange: "reversed",
+      fixedrange: true,
+      automargin: true,
+      showgrid: false,
+      zeroline: false,
+    },
+  });
+  return { data: [trace], layout };
+}

@@ -1,0 +1,239 @@
+"""Browser tests: the real app in a uvicorn subprocess, driven by the system chromium through Playwright.
+
+Missing chromium or playwright is a failure, not a skip: CI must not go green without a browser.
+Every page a test opens records console errors, page errors and requests to other hosts;
+the test fails if there are any.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO_ROOT / "screenshots"
+I18N = REPO_ROOT / "static" / "i18n"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SERVER_START_TIMEOUT = 90  # seconds: the lifespan loads the models
+WAIT_TIMEOUT = 20  # seconds for any one condition in the page
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _read_log(log) -> str:
+    log.seek(0)
+    return log.read().decode("utf-8", "replace")[-4000:]
+
+
+@pytest.fixture(scope="session")
+def server_url():
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app", "--port", str(port)]
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + SERVER_START_TIMEOUT
+            while True:
+                if proc.poll() is not None:
+                    pytest.fail(f"the app exited with code {proc.returncode} before answering /healthz:\n"
+                                f"{_read_log(log)}")
+                try:
+                    with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the app did not answer {url}/healthz within {SERVER_START_TIMEOUT} s:\n"
+                                f"{_read_log(log)}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Playwright for Python is missing: `pip install playwright` (or `pip install -e .[test]`). "
+                    "Do not run `playwright install`; these tests use the system chromium.")
+    executable = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+    if not Path(executable).is_file():
+        pytest.fail(f"No chromium at {executable}: `apt-get install -y chromium fonts-noto-cjk`, "
+                    "or point CHROMIUM_PATH at a chromium binary.")
+    with sync_playwright() as p:
+        try:
+            browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        except Exception as exc:  # noqa: BLE001 - any launch failure is a test failure with its reason
+            pytest.fail(f"chromium at {executable} did not start: {exc}")
+        yield browser
+        browser.close()
+
+
+class PageProblems:
+    """Console errors, uncaught exceptions and off-site requests seen by one page."""
+
+    def __init__(self, origin: str):
+        self.origin = origin
+        self.items: list[str] = []
+
+    def attach(self, page) -> None:
+        page.on("console", self._console)
+        page.on("pageerror", lambda exc: self.items.append(f"page error: {exc}"))
+        page.route("**/*", self._route)
+
+    def _console(self, message) -> None:
+        if message.type == "error":
+            where = message.location.get("url", "") if message.location else ""
+            self.items.append(f"console error: {message.text} {where}".strip())
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(self.origin + "/") or url == self.origin:
+            route.continue_()
+        else:  # the page must work offline: no CDN, no fonts from elsewhere
+            self.items.append(f"request to another host: {url}")
+            route.abort()
+
+
+class PageOpener:
+    """open_page(path="/", width=1280, height=900, locale="zh-CN") -> a loaded Playwright page.
+
+    open_page.allow("status of 422") lets console errors containing that text pass, for a test
+    that provokes them on purpose (chromium logs every failed fetch as a console error).
+    """
+
+    def __init__(self, browser, server_url: str):
+        self.browser = browser
+        self.server_url = server_url
+        self.contexts = []
+        self.problems: list[PageProblems] = []
+        self.allowed: list[str] = []
+
+    def __call__(self, path: str = "/", width: int = 1280, height: int = 900, locale: str = "zh-CN"):
+        context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
+        self.contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(WAIT_TIMEOUT * 1000)
+        seen = PageProblems(self.server_url)
+        seen.attach(page)
+        self.problems.append(seen)
+        page.goto(self.server_url + path)
+        Tools.wait_rendered(page, 0)
+        return page
+
+    def allow(self, text: str) -> None:
+        self.allowed.append(text)
+
+    def close(self) -> list[str]:
+        for context in self.contexts:
+            context.close()
+        found = [item for seen in self.problems for item in seen.items]
+        return [item for item in found if not any(text in item for text in self.allowed)]
+
+
+@pytest.fixture
+def open_page(browser, server_url):
+    opener = PageOpener(browser, server_url)
+    yield opener
+    found = opener.close()
+    assert not found, "the page reported problems:\n" + "\n".join(found)
+
+
+@pytest.fixture
+def page(open_page):
+    return open_page()
+
+
+# ---- helpers for the tests ----------------------------------------------------------------------
+# The app runs under script-src 'self' without 'unsafe-eval', and Playwright's wait_for_function
+# evaluates its predicate with eval inside the page, which that policy blocks. page.evaluate goes
+# through the devtools protocol instead, so these helpers poll with it.
+
+
+class Tools:
+    """Waiting, reading and screenshot helpers, handed to the tests by the `tools` fixture."""
+
+    @staticmethod
+    def wait_until(page, expression: str, arg=None, timeout: float = WAIT_TIMEOUT, message: str = ""):
+        deadline = time.monotonic() + timeout
+        while True:
+            value = page.evaluate(expression, arg)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(message or f"timed out after {timeout} s waiting for: {expression} (arg={arg!r})")
+            page.wait_for_timeout(50)
+
+    @staticmethod
+    def render_count(page) -> int:
+        return page.evaluate("() => Number(document.querySelector('#results').dataset.renderCount || 0)")
+
+    @classmethod
+    def wait_rendered(cls, page, after: int) -> int:
+        """Wait until the page has drawn more than `after` times and is not busy; return the new count."""
+        return cls.wait_until(
+            page,
+            """after => {
+                const results = document.querySelector('#results');
+                const n = Number(results.dataset.renderCount || 0);
+                return n > after && results.getAttribute('aria-busy') === 'false' ? n : 0;
+            }""",
+            after,
+            message=f"the page did not redraw (render count stayed at {after})",
+        )
+
+    @classmethod
+    def wait_idle(cls, page) -> None:
+        """Wait until no request is out and no render is drawing."""
+        cls.wait_until(page, "() => document.querySelector('#results').getAttribute('aria-busy') === 'false'",
+                       message="the page stayed busy")
+
+    @classmethod
+    def redraw_after(cls, page, action) -> int:
+        before = cls.render_count(page)
+        action()
+        return cls.wait_rendered(page, before)
+
+    @staticmethod
+    def texts(lang: str) -> dict:
+        return json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
+
+    @staticmethod
+    def screenshot(page, name: str) -> Path:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture(scope="session")
+def tools() -> Tools:
+    return Tools()
