@@ -7,6 +7,7 @@ from pathlib import Path
 import torch
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -48,6 +49,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(api.router)
     app.include_router(pages.router)
+    # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=5)
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes,
                        rate_limit_per_minute=settings.rate_limit_per_minute)
     _add_error_handlers(app)
