@@ -1,6 +1,5 @@
 """The app factory. Nothing happens at import time; the lifespan loads the models once."""
 
-import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -21,7 +20,6 @@ from app.settings import Settings
 from app.vendor import load_plotly
 
 ROOT = Path(__file__).resolve().parent.parent
-log = logging.getLogger("heads_positions")
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -61,13 +59,6 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InputError)
     async def input_error(request: Request, exc: InputError):
         return JSONResponse({"detail": exc.detail()}, status_code=422)
-
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception):
-        # The trace goes to the server log only; the client gets the id to quote.
-        request_id = request.scope.get("state", {}).get("request_id", "")
-        log.exception("unhandled error, request_id=%s", request_id)
-        return JSONResponse({"detail": "internal error", "request_id": request_id}, status_code=500)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):

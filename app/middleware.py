@@ -1,6 +1,7 @@
 """Cross-cutting HTTP concerns: a request id on every response, security headers,
-a cap on request bodies, and an optional per-address rate limit."""
+a cap on request bodies, an optional per-address rate limit, and a 500 that leaks nothing."""
 
+import logging
 import time
 import uuid
 from collections import defaultdict, deque
@@ -8,6 +9,8 @@ from collections import defaultdict, deque
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger("heads_positions")
 
 # Plotly draws with inline styles, hence style-src 'unsafe-inline'; scripts only from this origin.
 CONTENT_SECURITY_POLICY = (
@@ -85,6 +88,11 @@ class GuardMiddleware:
         except BodyTooLarge as exc:
             if not response_started:
                 await self._reject(413, exc.detail, request_id, scope, receive, send_with_headers)
+        except Exception:
+            # The trace goes to the server log only; the client gets the id to quote.
+            log.exception("unhandled error, request_id=%s", request_id)
+            if not response_started:
+                await self._reject(500, "internal error", request_id, scope, receive, send_with_headers)
 
     def _over_rate_limit(self, scope: Scope) -> bool:
         if not self.rate_limit or not scope["path"].startswith("/api/"):

@@ -1,0 +1,52 @@
+"""Limits, headers and failures: nothing a client sees leaks the server's insides."""
+
+import logging
+
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from app.settings import Settings
+
+
+def test_rate_limit_is_off_by_default_and_per_address_when_set(client):
+    for _ in range(5):
+        assert client.get("/api/options").status_code == 200
+    with TestClient(create_app(Settings(rate_limit_per_minute=2))) as limited:
+        assert [limited.get("/api/options").status_code for _ in range(3)] == [200, 200, 429]
+        r = limited.get("/api/options")
+        assert "rate limit" in r.json()["detail"] and r.headers["x-request-id"] == r.json()["request_id"]
+        assert limited.get("/healthz").status_code == 200  # only /api/ is limited
+
+
+def test_an_internal_error_gives_a_request_id_and_no_trace(monkeypatch, caplog):
+    import app.routes.api as api
+
+    def broken(req, registry):
+        raise RuntimeError("secret detail from deep inside")
+
+    monkeypatch.setattr(api, "compare", broken)
+    with TestClient(create_app(), raise_server_exceptions=False) as c, caplog.at_level(logging.ERROR):
+        r = c.post("/api/compare", json={"seed": 12345})
+    assert r.status_code == 500
+    body = r.json()
+    assert body == {"detail": "internal error", "request_id": r.headers["x-request-id"]}
+    assert "secret" not in r.text and "Traceback" not in r.text
+    assert any(body["request_id"] in rec.getMessage() for rec in caplog.records)
+
+
+def test_chunked_body_over_the_limit_is_cut_off():
+    with TestClient(create_app(Settings(max_body_bytes=1000))) as c:
+        def chunks():
+            for _ in range(10):
+                yield b" " * 500
+
+        r = c.post("/api/compare", content=chunks(), headers={"content-type": "application/json"})
+        assert r.status_code == 413 and "1000" in r.json()["detail"]
+
+
+def test_page_and_static_files_carry_the_security_headers(client):
+    for path in ("/", "/static/css/app.css", "/openapi.json"):
+        r = client.get(path)
+        assert r.status_code == 200, path
+        assert r.headers["x-content-type-options"] == "nosniff"
+        assert "script-src 'self'" in r.headers["content-security-policy"]
