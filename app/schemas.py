@@ -41,7 +41,8 @@ class CompareRequest(BaseModel):
         "learned", description="learned: GPT-2's pos_emb table; rope: rotary encoding of q and k; none: no positions."
     )
     weights: Literal["random", "trained"] = Field(
-        "random", description="random: the lesson's untrained model built from `seed`; trained: the shipped weights."
+        "trained", description="trained: the shipped weights (the default); random: the lesson's untrained model "
+        "built from `seed`.",
     )
     n_layer: int | None = Field(
         None, ge=1, le=N_LAYER_MAX, description="Blocks, 1 to 4. Omitted: the chosen weights' depth."
@@ -203,7 +204,7 @@ class RelativeRequest(BaseModel):
 
     first: OneChar = "明"
     second: OneChar = "月"
-    weights: Literal["random", "trained"] = Field("random", description="As in /api/compare.")
+    weights: Literal["random", "trained"] = Field("trained", description="As in /api/compare.")
     n_layer: int | None = Field(None, ge=1, le=N_LAYER_MAX, description="Blocks of random weights (default 2).")
     n_head: Annotated[int | None, AfterValidator(_check_n_head)] = Field(
         None, description="Heads of random weights, 1, 2, 4 or 8 (default 4).",
