@@ -37,4 +37,4 @@ def load_checkpoint(path: str | Path) -> tuple[GPT, CharTokenizer, dict]:
 
 
 def load_training_state(path: str | Path) -> dict | None:
-    return torch.load(path, map_location="cpu", weights_only=False).get("training_state")
+    return torch.load(path, map_location="cpu", weights_only=True).get("training_state")

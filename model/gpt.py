@@ -182,7 +182,7 @@ class GPT(nn.Module):
         logits = self._run(idx, start, use_position, causal=True).logits
         loss = None
         if targets is not None:
-            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
         return logits, loss
 
     @torch.no_grad()
