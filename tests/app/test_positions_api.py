@@ -59,3 +59,15 @@ def test_position_similarity(client, registry):
     table = registry.trained["learned"][0].pos_emb.weight.detach().double().numpy()
     unit = table / np.linalg.norm(table, axis=1, keepdims=True)
     np.testing.assert_allclose(learned, unit @ unit.T, atol=1e-5)
+
+
+def test_training_and_length_results_are_served(client):
+    runs = client.get("/api/training").json()["runs"]
+    assert {(r["position"], r["n_head"]) for r in runs} >= {("learned", 1), ("learned", 4), ("learned", 8),
+                                                            ("rope", 4), ("none", 4)}
+    for r in runs:
+        assert len(r["steps"]) == len(r["val_loss"]) and r["steps"][-1] >= 1000
+        assert r["val_loss"][-1] < 6.0 < 6.6  # well below the unigram entropy, 6.6 nats
+    length = {r["position"]: r for r in client.get("/api/length").json()["runs"]}
+    assert (length["learned"]["length"], length["rope"]["length"], length["none"]["length"]) == (128, 256, 256)
+    assert all(len(r["loss"]) == r["length"] for r in length.values())
