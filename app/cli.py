@@ -1,6 +1,7 @@
 """The heads-positions command: lesson, serve, corpus, train."""
 
 import argparse
+import signal
 import sys
 
 from app.commands import corpus, lesson, serve, train
@@ -15,6 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # `heads-positions lesson | head` should end quietly when head closes the pipe.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = build_parser().parse_args(argv)
     return args.run(args) or 0
 

@@ -1,0 +1,35 @@
+import json
+
+import pytest
+
+from app.cli import main
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_lesson_json_has_the_table_and_the_head_split(capsys):
+    code, out, _ = run(capsys, "lesson", "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert [row["n_layer"] for row in report["order"]] == [1, 2, 3]
+    assert report["order"][0]["without_position"]["max_abs"] < 1e-5
+    assert report["order"][1]["without_position"]["max_abs"] > 1e-4
+    assert report["heads"]["shapes"] == {"q": [1, 5, 32], "heads": [1, 4, 5, 8], "scores": [1, 4, 5, 5]}
+    assert report["heads"]["params"][2] == {"n_head": 4, "qkv": 3168, "proj": 1056}
+
+
+@pytest.mark.parametrize("lang, words", [("zh", "层"), ("ja", "層"), ("fr", "couche"), ("en", "layer")])
+def test_lesson_speaks_four_languages(capsys, lang, words):
+    code, out, _ = run(capsys, "lesson", "--lang", lang, "--position", "rope")
+    assert code == 0 and words in out and "3168" in out
+
+
+def test_lesson_names_unknown_characters_and_refuses_empty_lines(capsys):
+    code, out, _ = run(capsys, "lesson", "--lang", "en", "--lines", "ab白", "白日")
+    assert code == 0 and "unknown: a b" in out
+    code, _, err = run(capsys, "lesson", "--lines", "", "白")
+    assert code == 2 and "--lines" in err and "empty" in err
