@@ -1,4 +1,5 @@
-// The JSON twin of the page: GET /api/options and POST /api/compare.
+// The JSON twin of the page: /api/options, /api/compare, /api/relative, and the results that are
+// fixed for the life of the server (/api/positions, /api/training, /api/length), fetched once.
 
 /** Request fields, and the id prefix of the control each one belongs to. */
 export const FIELD_CONTROLS = {
@@ -8,6 +9,8 @@ export const FIELD_CONTROLS = {
   n_head: "heads",
   weights: "weights",
   n_layer: "layer",
+  layer: "layer",
+  causal: "causal",
 };
 
 export class ApiError extends Error {
@@ -50,8 +53,8 @@ export async function getOptions(signal) {
   return response.json();
 }
 
-export async function postCompare(body, signal) {
-  const response = await fetch("/api/compare", {
+async function postJson(url, body, signal) {
+  const response = await fetch(url, {
     method: "POST",
     headers: { "Content-Type": "application/json", Accept: "application/json" },
     body: JSON.stringify(body),
@@ -63,4 +66,28 @@ export async function postCompare(body, signal) {
     throw new ApiError(response.status, fields, general);
   }
   return data;
+}
+
+export function postCompare(body, signal) {
+  return postJson("/api/compare", body, signal);
+}
+
+/** {first, second, weights, n_head?} -> scores[mode][layer][head][start]. */
+export function postRelative(body, signal) {
+  return postJson("/api/relative", body, signal);
+}
+
+const shipped = new Map();
+
+/** GET /api/{name} once per page ("positions", "training", "length"); a failed fetch may be retried. */
+export function getShipped(name) {
+  if (!shipped.has(name)) {
+    const request = fetch(`/api/${name}`, { headers: { Accept: "application/json" } }).then(async (response) => {
+      if (!response.ok) throw new ApiError(response.status, [], [{ msg: response.statusText }]);
+      return response.json();
+    });
+    request.catch(() => shipped.delete(name));
+    shipped.set(name, request);
+  }
+  return shipped.get(name);
 }

@@ -2,13 +2,18 @@
 
 import { ApiError, FIELD_CONTROLS, getOptions, postCompare } from "./api.js";
 import { $, $$, show } from "./dom.js";
+import { downloadText } from "./draw.js";
 import { LANGS, applyDict, loadDict, setDict, tr } from "./i18n.js";
 import {
-  renderDepth, renderHeads, renderHeatmaps, renderNext, renderResidual, renderRope, renderSummary,
+  renderDepth, renderHeads, renderHeatmaps, renderNext, renderResidual, renderRope, renderRopePairs, renderSummary,
 } from "./panels.js";
+import { createRelativePanel } from "./relative.js";
+import { createShippedPanels } from "./shipped.js";
 import { readState, sameState, toSearch } from "./state.js";
 
 const DEBOUNCE_MS = 300;
+/** Past this many characters the answer carries one layer's attention only, and a layer change refetches. */
+const LONG_LINE = 128;
 
 const ui = {
   lineA: $("#line-a"),
@@ -18,6 +23,9 @@ const ui = {
   weights: $("#weights"),
   trainedOption: $('#weights option[value="trained"]'),
   layer: $("#layer"),
+  causal: $("#causal"),
+  ropePair: $("#rope-pair"),
+  download: $("#download-json"),
   lang: $("#lang"),
   results: $("#results"),
   status: $("#status"),
@@ -36,6 +44,8 @@ let renderChain = Promise.resolve();
 let renderGeneration = 0;
 let wantAll = false; // a render of every panel is owed
 let rendering = false;
+let relative = null; // the relative-distance panel, created at start
+let shipped = null; // the panels of shipped results, created at start
 
 // ---- state <-> URL ----------------------------------------------------------------------------
 
@@ -54,9 +64,26 @@ function trainedShape(position) {
   return options?.trained?.[position] ?? null;
 }
 
-/** Trained weights only where they exist; otherwise the request falls back to random. */
+/**
+ * Trained weights where they exist for the mode, unless the user chose random. state.weights is
+ * null until the user picks: the default then follows the mode (trained where shipped).
+ */
 function effectiveWeights() {
-  return state.weights === "trained" && trainedShape(state.pos) ? "trained" : "random";
+  return state.weights !== "random" && trainedShape(state.pos) ? "trained" : "random";
+}
+
+function trainedEverywhere() {
+  return ["learned", "rope", "none"].every((p) => trainedShape(p));
+}
+
+function isLong() {
+  return [...state.a].length > LONG_LINE || [...state.b].length > LONG_LINE;
+}
+
+/** The depth of the model the next request will get, when the page already knows it. */
+function knownDepth() {
+  if (effectiveWeights() === "trained") return trainedShape(state.pos).n_layer;
+  return response?.model.weights === "random" ? response.model.n_layer : null;
 }
 
 function maxChars() {
@@ -79,7 +106,7 @@ function updateWeightsUi() {
     }
   } else if (options && !anyTrained) {
     note = tr("trained_none");
-  } else if (state.weights === "trained") {
+  } else if (options && state.weights !== "random") {
     note = tr("trained_missing_mode");
   }
   ui.weightsNote.textContent = note;
@@ -112,6 +139,7 @@ function applyControls() {
   if (ui.lineB.value !== state.b) ui.lineB.value = state.b;
   for (const radio of ui.positions) radio.checked = radio.value === state.pos;
   ui.lang.value = state.lang;
+  ui.causal.checked = state.causal;
   if ([...ui.layer.options].some((o) => o.value === String(state.layer))) ui.layer.value = String(state.layer);
   updateWeightsUi();
   updateHints();
@@ -191,6 +219,9 @@ function requestBody() {
   const body = { line_a: state.a, line_b: state.b, position: state.pos, weights: effectiveWeights() };
   // Trained weights fix their own shape: sending n_head or n_layer could only conflict with it.
   if (body.weights === "random") body.n_head = state.heads;
+  if (!state.causal) body.causal = false;
+  // Every layer of two long lines is megabytes of JSON: ask for the layer on screen only.
+  if (isLong()) body.layer = Math.min(state.layer, knownDepth() ?? state.layer);
   return body;
 }
 
@@ -223,6 +254,7 @@ async function compare() {
     inFlight = null;
     response = data;
     responseKey = key;
+    ui.download.disabled = false;
     clearErrors();
     setStatus("ready");
     await render();
@@ -294,7 +326,7 @@ async function switchLanguage(lang) {
   applyDict(lang);
   applyControls();
   setStatus(ui.status.dataset.state || "idle");
-  await render();
+  await Promise.all([render(), relative?.redraw(), shipped?.redraw()]);
 }
 
 // ---- events -----------------------------------------------------------------------------------
@@ -318,9 +350,17 @@ function onChange(update, { fetch = true } = {}) {
     updateWeightsUi();
     updateHints();
     writeUrl("push");
-    if (fetch) compare();
+    // A layer change redraws from the answer in hand, unless long lines brought one layer only.
+    if (fetch || isLong()) compare();
     else render("layer");
+    relative?.refresh();
   };
+}
+
+function downloadJson() {
+  if (!response) return;
+  const m = response.model;
+  downloadText(`${JSON.stringify(response)}\n`, `heads-positions-${m.position}-${m.weights}-${m.n_head}h.json`);
 }
 
 async function onPopState() {
@@ -329,6 +369,7 @@ async function onPopState() {
   typing = false;
   applyControls();
   if (state.lang !== previous.lang) await switchLanguage(state.lang);
+  relative?.refresh();
   await compare();
 }
 
@@ -344,6 +385,11 @@ function bind() {
   ui.heads.addEventListener("change", onChange(() => { state.heads = Number(ui.heads.value); }));
   ui.weights.addEventListener("change", onChange(() => { state.weights = ui.weights.value; }));
   ui.layer.addEventListener("change", onChange(() => { state.layer = Number(ui.layer.value); }, { fetch: false }));
+  ui.causal.addEventListener("change", onChange(() => { state.causal = ui.causal.checked; }));
+  ui.ropePair.addEventListener("change", () => {
+    if (response?.rope) renderRopePairs(response).catch(console.error);
+  });
+  ui.download.addEventListener("click", downloadJson);
   ui.lang.addEventListener("change", () => {
     typing = false;
     state.lang = ui.lang.value;
@@ -373,6 +419,13 @@ async function start() {
     showError(error);
   }
   applyControls();
+  // Created once the options are known, so the relative panel asks with the page's weights.
+  relative = createRelativePanel(() => ({
+    weights: effectiveWeights(),
+    heads: state.heads,
+    trainedAll: trainedEverywhere(),
+  }));
+  shipped = createShippedPanels();
   await compare();
 }
 

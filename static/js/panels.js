@@ -1,24 +1,19 @@
 // Draw one response into the page's panels. Each render* function owns one panel.
 
 import { $, $$, clear, el, show } from "./dom.js";
+import { draw, purge } from "./draw.js";
 import { fillRich, tr } from "./i18n.js";
 import {
-  CONFIG, RESIDUAL_FLOOR, depthFigure, diffPattern, heatmapFigure, maskPattern, maxAbs, residualFigure, ropeFigure,
-  visible,
+  RESIDUAL_FLOOR, depthFigure, diffPattern, heatmapFigure, maskPattern, maxAbs, residualFigure, ropeFigure, visible,
 } from "./plots.js";
-
-const Plotly = () => window.Plotly;
-
-function draw(node, figure) {
-  return Plotly().react(node, figure.data, figure.layout, CONFIG);
-}
+import { ropePairFigure } from "./plots-positions.js";
 
 function nextTask() {
   return new Promise((resolve) => { setTimeout(resolve, 0); });
 }
 
 function purgeAll(root) {
-  for (const node of $$(".js-plotly-plot", root)) Plotly().purge(node);
+  for (const node of $$(".js-plotly-plot", root)) purge(node);
 }
 
 function positionName(position) {
@@ -91,14 +86,18 @@ export async function renderHeatmaps(response, layer, isStale = () => false) {
   const grid = $("#heatmaps");
   const [lineA, lineB] = response.lines;
   const { n_head: nHead, n_layer: nLayer, causal } = response.model;
+  // Long lines come with one layer only (the request names it); the response says which.
+  const slot = response.attention_layers.indexOf(layer);
+  if (slot < 0) return false;
   const withDiff = lineA.tokens.length === lineB.tokens.length;
   ensureGrid(grid, nHead, withDiff);
   grid.dataset.layer = String(layer);
   show($("#attn-diff-note"), !withDiff);
+  show($("#attn-causal-note"), !causal);
   $("#attn-layer-note").textContent = tr("attn_layer_of", { layer, n_layer: nLayer });
 
-  const a = lineA.attention[layer - 1].map((m) => maskPattern(m, causal));
-  const b = lineB.attention[layer - 1].map((m) => maskPattern(m, causal));
+  const a = lineA.attention[slot].map((m) => maskPattern(m, causal));
+  const b = lineB.attention[slot].map((m) => maskPattern(m, causal));
   const diffs = withDiff ? a.map((m, h) => diffPattern(m, b[h])) : [];
   // One symmetric range for every head of the layer, so the heads can be compared by colour.
   const range = withDiff ? Math.max(maxAbs(diffs), 1e-6) : 1;
@@ -118,7 +117,8 @@ export async function renderHeatmaps(response, layer, isStale = () => false) {
       const plot = $(`.heatmap[data-line="${which}"]`, row);
       $(".heatmap-cell__text", plot.parentElement).textContent = caption;
       plot.setAttribute("aria-label", `${tr("attn_head", { h: h + 1 })}, ${name}: ${caption}`);
-      return draw(plot, heatmapFigure({ tokens: line.tokens, tokensB: lineB.tokens, z, kind, range }));
+      const figure = heatmapFigure({ tokens: line.tokens, tokensB: lineB.tokens, z, kind, range });
+      return draw(plot, figure, `attention-layer${layer}-head${h + 1}-${which}`);
     });
     await Promise.all(jobs);
     await nextTask();
@@ -149,8 +149,9 @@ export function renderDepth(response) {
   const values = [...response.by_depth, response.difference]
     .flatMap((r) => [r.with_position.max_abs, r.without_position.max_abs]);
   show($("#depth-zero-note"), values.some((v) => v === 0));
+  show($("#depth-causal-note"), !response.model.causal);
   const figure = depthFigure({ byDepth: response.by_depth, difference: response.difference, model: response.model });
-  return draw($("#depth-plot"), figure);
+  return draw($("#depth-plot"), figure, "by-depth");
 }
 
 export function renderNext(response) {
@@ -188,7 +189,11 @@ export function renderNext(response) {
 export function renderResidual(response) {
   const panelPlots = $("#residual-plots");
   const res = response.residual_difference;
+  const none = response.model.position === "none";
   show($("#residual-note"), !res);
+  // Without positions in the model, "with position" and "without" are the same run: one chart.
+  show($("#residual-text-none"), none);
+  show($("#residual-item-with"), !none);
   if (!res) {
     purgeAll(panelPlots);
     show(panelPlots, false);
@@ -200,24 +205,51 @@ export function renderResidual(response) {
   const range = [Math.min(...logs), Math.max(...logs, Math.min(...logs) + 1)];
   const [a, b] = response.lines;
   const figure = (matrix) => residualFigure({ matrix, tokensA: a.tokens, tokensB: b.tokens, range });
+  if (none) purge($("#residual-with"));
   return Promise.all([
-    draw($("#residual-with"), figure(res.with_position)),
-    draw($("#residual-without"), figure(res.without_position)),
+    none ? null : draw($("#residual-with"), figure(res.with_position), "residual-with-position"),
+    draw($("#residual-without"), figure(res.without_position), "residual-without-position"),
   ]);
 }
 
 export function renderRope(response) {
   const panel = $("#panel-rope");
-  const plot = $("#rope-plot");
   if (!response.rope) {
-    if (plot.classList.contains("js-plotly-plot")) Plotly().purge(plot);
+    for (const node of $$(".plot", panel)) purge(node);
     show(panel, false);
     return Promise.resolve();
   }
   show(panel, true);
   const r = response.rope;
   $("#rope-meta").textContent = tr("rope_meta", { base: r.base, pairs: r.theta.length, head_dim: r.head_dim });
-  return draw(plot, ropeFigure({ rope: r }));
+  return Promise.all([draw($("#rope-plot"), ropeFigure({ rope: r }), "rope-angles"), renderRopePairs(response)]);
+}
+
+/** Pair 0 and one slower pair (the select), each as a 2-D vector turning with the position. */
+export function renderRopePairs(response) {
+  const r = response.rope;
+  if (!r) return Promise.resolve();
+  const select = $("#rope-pair");
+  const last = r.theta.length - 1;
+  const wanted = Array.from({ length: last }, (_, i) => String(i + 1));
+  if ([...select.options].map((o) => o.value).join(",") !== wanted.join(",")) {
+    const keep = select.value || String(Math.min(8, last));
+    select.replaceChildren(...wanted.map((v) => new Option(v, v)));
+    select.value = wanted.includes(keep) ? keep : String(Math.min(8, last));
+  }
+  // Line A's characters label the positions; where line B is longer, B's.
+  const [a, b] = response.lines.map((line) => line.tokens);
+  const tokens = r.angles.map((_, p) => a[p] ?? b[p]);
+  const jobs = [["fast", 0], ["slow", Number(select.value)]].map(([which, pair]) => {
+    const theta = r.theta[pair];
+    $(`#rope-pair-${which}-caption`).textContent = tr(`rope_pair_${which}`, {
+      pair,
+      theta: theta.toPrecision(3),
+      degrees: ((theta * 180) / Math.PI).toPrecision(3),
+    });
+    return draw($(`#rope-pair-${which}`), ropePairFigure({ rope: r, pair, tokens }), `rope-pair-${pair}`);
+  });
+  return Promise.all(jobs);
 }
 
 export function renderHeads(response, options) {

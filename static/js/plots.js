@@ -6,37 +6,46 @@ import { escapePlotly as esc, tr } from "./i18n.js";
 export const FONT =
   '"Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC", "PingFang SC", ' +
   '"Hiragino Sans", "Microsoft YaHei", "Yu Gothic", system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
-const INK = "#1d2330";
-const MUTED = "#5b6577";
-const GRID = "#e3e7ee";
+export const INK = "#1d2330";
+export const MUTED = "#5b6577";
+export const GRID = "#e3e7ee";
 /** Empty (masked) cells show the plot background: a neutral grey that no colour scale uses. */
 const MASKED = "#c9ced8";
 
 /** ColorBrewer PuOr, orange for negative and purple for positive: diverging and colour-blind safe. */
-const PUOR = [
+export const PUOR = [
   [0.0, "#7f3b08"], [0.1, "#b35806"], [0.2, "#e08214"], [0.3, "#fdb863"], [0.4, "#fee0b6"],
   [0.5, "#f7f7f7"],
   [0.6, "#d8daeb"], [0.7, "#b2abd2"], [0.8, "#8073ac"], [0.9, "#542788"], [1.0, "#2d004b"],
 ];
 /** Okabe-Ito blue and vermillion. */
 export const COLORS = { with: "#0072B2", without: "#D55E00" };
-
-export const CONFIG = {
-  displayModeBar: false,
-  displaylogo: false,
-  responsive: true,
-  scrollZoom: false,
-  doubleClick: false,
-  showTips: false,
+/** One colour and dash per position mode, the same in every chart: none shares "without position"'s colour. */
+export const MODE_STYLE = {
+  learned: { color: "#0072B2", dash: "solid", symbol: "circle" },
+  rope: { color: "#009E73", dash: "dash", symbol: "square" },
+  none: { color: "#D55E00", dash: "dot", symbol: "diamond" },
 };
 
-function baseLayout(extra = {}) {
+export function baseLayout(extra = {}) {
   return {
     font: { family: FONT, color: INK, size: 13 },
     paper_bgcolor: "rgba(0,0,0,0)",
     plot_bgcolor: "rgba(0,0,0,0)",
     hoverlabel: { font: { family: FONT, size: 14, color: INK }, bgcolor: "#ffffff", bordercolor: "#8a94a6" },
     dragmode: false,
+    ...extra,
+  };
+}
+
+/** A numeric axis for line charts. */
+export function lineAxis(title, extra = {}) {
+  return {
+    title: { text: esc(title), font: { size: 12, color: MUTED }, standoff: 4 },
+    fixedrange: true,
+    gridcolor: GRID,
+    zeroline: false,
+    automargin: true,
     ...extra,
   };
 }
@@ -154,7 +163,7 @@ export function heatmapFigure({ tokens, tokensB = null, z, kind, range }) {
   return { data: [trace], layout };
 }
 
-function sci(v) {
+export function sci(v) {
   if (v === 0) return "0";
   return v.toExponential(2);
 }
@@ -168,6 +177,10 @@ export function depthFigure({ byDepth, difference, model }) {
   // Log axes cannot show 0; an exact 0 sits one decade under the smallest value.
   const floor = positive.length ? Math.min(...positive) / 10 : 1e-12;
   const lift = (v) => (v > 0 ? v : floor);
+  // At least three decades tall, so values that are all rounding (the mask-off control) stay flat.
+  const logs = values.map((v) => Math.log10(lift(v)));
+  const mid = (Math.min(...logs) + Math.max(...logs)) / 2;
+  const half = Math.max(1.5, (Math.max(...logs) - Math.min(...logs)) / 2 + 0.3);
   const xs = byDepth.map((row) => row.n_layer);
   const series = (key, name, color) => ({
     type: "scatter",
@@ -214,6 +227,7 @@ export function depthFigure({ byDepth, difference, model }) {
     },
     yaxis: {
       type: "log",
+      range: [mid - half, mid + half],
       title: { text: esc(tr("depth_axis_y")), font: { size: 12, color: MUTED } },
       exponentformat: "power",
       fixedrange: true,

@@ -1,4 +1,4 @@
-// The page state and its home, the URL query: a, b, pos, layer, heads, weights, lang.
+// The page state and its home, the URL query: a, b, pos, layer, heads, weights, causal, lang.
 // A teacher copies the address bar and the class sees the same plots.
 
 export const POSITIONS = ["learned", "rope", "none"];
@@ -10,7 +10,10 @@ export const DEFAULTS = Object.freeze({
   pos: "learned",
   layer: 1,
   heads: 4,
-  weights: "random",
+  // null: not chosen yet. The page resolves it once /api/options says which trained weights ship:
+  // trained where they exist for the mode, random otherwise (see main.js resolveWeights).
+  weights: null,
+  causal: true,
   lang: "zh",
 });
 
@@ -29,13 +32,18 @@ export function readState(search, langs, fallbackLang) {
     layer: Number.isInteger(layer) && layer >= 1 ? layer : DEFAULTS.layer,
     heads: pick(Number(q.get("heads")), HEADS, DEFAULTS.heads),
     weights: pick(q.get("weights"), WEIGHTS, DEFAULTS.weights),
+    causal: q.get("causal") !== "0",
     lang: pick(q.get("lang"), langs, pick(fallbackLang, langs, DEFAULTS.lang)),
   };
 }
 
+/** The mask is on unless the URL says causal=0, so ordinary links stay short. */
 export function toSearch(state) {
   const q = new URLSearchParams();
-  for (const key of ["a", "b", "pos", "layer", "heads", "weights", "lang"]) q.set(key, String(state[key]));
+  for (const key of ["a", "b", "pos", "layer", "heads"]) q.set(key, String(state[key]));
+  if (state.weights) q.set("weights", state.weights);
+  if (!state.causal) q.set("causal", "0");
+  q.set("lang", state.lang);
   return `?${q}`;
 }
 

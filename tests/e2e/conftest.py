@@ -1,8 +1,8 @@
 """Browser tests: the real app in a uvicorn subprocess, driven by the system chromium through Playwright.
 
 Missing chromium or playwright is a failure, not a skip: CI must not go green without a browser.
-Every page a test opens records console errors, page errors and requests to other hosts;
-the test fails if there are any.
+Every page a test opens records console errors, page errors, Content-Security-Policy violations
+and requests to other hosts; the test fails if there are any.
 """
 
 import json
@@ -31,6 +31,16 @@ CHROMIUM_ARGS = [
 ]
 SERVER_START_TIMEOUT = 90  # seconds: the lifespan loads the models
 WAIT_TIMEOUT = 20  # seconds for any one condition in the page
+# Runs in every page before its own scripts: each CSP violation is kept in window.__cspViolations and
+# also logged as a console error, so it fails the test even if the page navigates away afterwards.
+CSP_LISTENER = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  const text = `${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`;
+  window.__cspViolations.push(text);
+  console.error(`CSP violation: ${text}`);
+});
+"""
 
 
 def _free_port() -> int:
@@ -98,16 +108,31 @@ def browser():
 
 
 class PageProblems:
-    """Console errors, uncaught exceptions and off-site requests seen by one page."""
+    """Console errors, uncaught exceptions, CSP violations and off-site requests seen by one page."""
 
     def __init__(self, origin: str):
         self.origin = origin
         self.items: list[str] = []
+        self.page = None
 
     def attach(self, page) -> None:
+        self.page = page
+        page.add_init_script(CSP_LISTENER)
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self.items.append(f"page error: {exc}"))
         page.route("**/*", self._route)
+
+    def collect_csp(self) -> None:
+        """Read the page's own record too, in case a violation was not logged to the console."""
+        if self.page is None or self.page.is_closed():
+            return
+        try:
+            found = self.page.evaluate("() => window.__cspViolations || []")
+        except Exception:  # noqa: BLE001 - a page that crashed reports that through pageerror
+            return
+        for text in found:
+            if not any(f"CSP violation: {text}" in item for item in self.items):
+                self.items.append(f"CSP violation: {text}")
 
     def _console(self, message) -> None:
         if message.type == "error":
@@ -153,6 +178,8 @@ class PageOpener:
         self.allowed.append(text)
 
     def close(self) -> list[str]:
+        for seen in self.problems:
+            seen.collect_csp()
         for context in self.contexts:
             context.close()
         found = [item for seen in self.problems for item in seen.items]

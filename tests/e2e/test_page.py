@@ -50,9 +50,12 @@ def choose_position(tools, page, value: str):
 def test_default_page_draws_heads_and_panels(page, tools, server_url):
     assert page.evaluate("document.documentElement.lang") == "zh"
     assert page.input_value("#line-a") == LINE_A and page.input_value("#line-b") == LINE_B
-    # The address bar carries the whole state from the first paint on.
-    assert query(page) == {"a": LINE_A, "b": LINE_B, "pos": "learned", "layer": "1", "heads": "4",
-                           "weights": "random", "lang": "zh"}
+    # The address bar carries the whole state from the first paint on. The weights are left out
+    # until the user picks: by default they follow what ships (trained where it exists for the mode).
+    assert query(page) == {"a": LINE_A, "b": LINE_B, "pos": "learned", "layer": "1", "heads": "4", "lang": "zh"}
+    with urllib.request.urlopen(server_url + "/api/options") as response:
+        trained = json.load(response)["trained"]
+    assert page.input_value("#weights") == ("trained" if "learned" in trained else "random")
 
     assert heatmap_counts(page) == {"a": 4, "b": 4, "diff": 4}
     for head in range(4):
@@ -136,7 +139,8 @@ def test_each_position_mode(page, tools):
     assert page.is_hidden("#panel-rope")
 
 
-def test_layer_and_head_count(page, tools):
+def test_layer_and_head_count(open_page, tools):
+    page = open_page("/?weights=random")  # trained weights fix the head count
     layers = page.eval_on_selector_all("#layer option", "opts => opts.map(o => o.value)")
     assert layers == [str(n + 1) for n in range(len(layers))] and len(layers) >= 2
     first = page.evaluate(TRACE, ["a", 0])["z"]
@@ -159,19 +163,29 @@ def test_weights_choice_follows_the_options(page, tools, server_url):
     with urllib.request.urlopen(server_url + "/api/options") as response:
         options = json.load(response)
     trained = options["trained"].get("learned")
+    t = tools.texts("zh")
     if not trained:
         assert page.is_disabled('#weights option[value="trained"]')
         assert page.is_visible("#weights-note")
-        assert page.text_content("#weights-note") == tools.texts("zh")["trained_none"]
+        expected = t["trained_missing_mode"] if options["trained"] else t["trained_none"]
+        assert page.text_content("#weights-note") == expected
         return
-    with page.expect_request("**/api/compare") as sent:
-        tools.redraw_after(page, lambda: page.select_option("#weights", "trained"))
-    body = json.loads(sent.value.post_data)
-    assert body["weights"] == "trained" and "n_head" not in body and "n_layer" not in body
+    # Trained weights ship for pos_emb: the page starts with them, without asking for a shape.
+    assert page.input_value("#weights") == "trained"
     assert page.is_disabled("#heads")
     assert page.input_value("#heads") == str(trained["n_head"])
     assert page.locator(".heatmap-row").count() == trained["n_head"]
     assert str(trained["n_layer"]) in page.text_content("#weights-note")
+    with page.expect_request("**/api/compare") as sent:
+        tools.redraw_after(page, lambda: page.select_option("#weights", "random"))
+    body = json.loads(sent.value.post_data)
+    assert body["weights"] == "random" and body["n_head"] == 4
+    assert query(page)["weights"] == "random" and page.is_enabled("#heads")
+    with page.expect_request("**/api/compare") as sent:
+        tools.redraw_after(page, lambda: page.select_option("#weights", "trained"))
+    body = json.loads(sent.value.post_data)
+    assert body["weights"] == "trained" and "n_head" not in body and "n_layer" not in body
+    assert query(page)["weights"] == "trained"
 
 
 def test_language_switch_without_reload(page, tools):
@@ -234,7 +248,8 @@ def test_narrow_phone_screen(open_page, tools):
     tools.screenshot(page, "phone-rope")
 
 
-def test_controls_are_reachable_by_keyboard(page):
+def test_controls_are_reachable_by_keyboard(open_page):
+    page = open_page("/?weights=random")  # with trained weights the head count is fixed and #heads disabled
     reached = set()
     for _ in range(40):
         page.keyboard.press("Tab")
@@ -243,8 +258,8 @@ def test_controls_are_reachable_by_keyboard(page):
         reached.add(focused["id"] or focused["name"])
         if focused["id"] in ("line-a", "heads", "lang"):
             assert focused["outline"] != "none", f"#{focused['id']} shows where the focus is"
-    assert {"line-a", "line-b", "position", "heads", "weights", "layer", "lang"} <= reached
-    for control in ("line-a", "line-b", "heads", "weights", "layer", "lang"):
+    assert {"line-a", "line-b", "position", "heads", "weights", "layer", "causal", "download-json", "lang"} <= reached
+    for control in ("line-a", "line-b", "heads", "weights", "layer", "causal", "lang"):
         assert page.locator(f'label[for="{control}"]').count() == 1, f"#{control} has a label"
 
 

@@ -1,0 +1,169 @@
+// The relative-distance panel: two characters side by side, moved along the line. It asks
+// /api/relative once the panel comes into view, then again whenever its characters or the page's
+// weights and heads change.
+
+import { ApiError, postRelative } from "./api.js";
+import { $, show } from "./dom.js";
+import { draw } from "./draw.js";
+import { tr } from "./i18n.js";
+import { whenVisible } from "./lazy.js";
+import { relativeFigure } from "./plots-positions.js";
+import { visible } from "./plots.js";
+
+const DEBOUNCE_MS = 250;
+
+/** Keep one character: the one just typed or pasted, not the one that was there before. */
+function oneChar(value, previous) {
+  let chars = [...value];
+  if (chars.length > 1 && previous) {
+    const i = chars.indexOf(previous);
+    if (i >= 0) chars = [...chars.slice(0, i), ...chars.slice(i + 1)];
+  }
+  return chars[0] ?? "";
+}
+
+/**
+ * context() -> {weights: the page's weights, heads: the page's random head count,
+ *               trainedAll: whether trained weights ship for all three modes}
+ */
+export function createRelativePanel(context) {
+  const ui = {
+    panel: $("#panel-relative"),
+    first: $("#rel-first"),
+    second: $("#rel-second"),
+    layer: $("#rel-layer"),
+    head: $("#rel-head"),
+    plot: $("#rel-plot"),
+    caption: $("#rel-caption"),
+    note: $("#rel-weights-note"),
+    unknown: $("#rel-unknown"),
+    error: $("#rel-error"),
+  };
+  const chars = { first: ui.first.value, second: ui.second.value };
+  let active = false;
+  let data = null;
+  let dataKey = null;
+  let inFlight = null;
+  let timer = null;
+
+  function setState(kind) {
+    ui.panel.dataset.state = kind;
+  }
+
+  function body() {
+    const ctx = context();
+    const weights = ctx.weights === "trained" && ctx.trainedAll ? "trained" : "random";
+    const request = { first: chars.first, second: chars.second, weights };
+    if (weights === "random") request.n_head = ctx.heads;
+    return request;
+  }
+
+  function showError(message) {
+    ui.error.textContent = message;
+    show(ui.error, Boolean(message));
+  }
+
+  function setOptions(select, n) {
+    const wanted = Array.from({ length: n }, (_, i) => String(i + 1));
+    if ([...select.options].map((o) => o.value).join(",") !== wanted.join(",")) {
+      const keep = select.value;
+      select.replaceChildren(...wanted.map((v) => new Option(v, v)));
+      select.value = wanted.includes(keep) ? keep : "1";
+    }
+  }
+
+  async function redraw() {
+    if (!data) return;
+    const ctx = context();
+    const fellBack = ctx.weights === "trained" && data.weights === "random";
+    ui.note.textContent = fellBack ? tr("rel_random_fallback") : "";
+    show(ui.note, fellBack);
+    const unknown = [data.first, data.second].filter((_, i) => data.unknown[i]);
+    ui.unknown.textContent = unknown.length ? tr("unknown_chars", { chars: unknown.map(visible).join(" ") }) : "";
+    show(ui.unknown, unknown.length > 0);
+    setOptions(ui.layer, data.scores.learned.length);
+    setOptions(ui.head, data.scores.learned[0].length);
+    const layer = Number(ui.layer.value);
+    const head = Number(ui.head.value);
+    ui.caption.textContent = tr("rel_caption", {
+      first: visible(data.first), second: visible(data.second), layer, head,
+    });
+    const figure = relativeFigure({ starts: data.starts, scores: data.scores, layer, head });
+    await draw(ui.plot, figure, `relative-layer${layer}-head${head}`);
+    ui.plot.dataset.renderCount = String(Number(ui.plot.dataset.renderCount || 0) + 1);
+    if (!inFlight && timer === null) setState("ready");
+  }
+
+  async function fetchNow() {
+    clearTimeout(timer);
+    timer = null;
+    if (!chars.first || !chars.second) {
+      showError(tr("rel_error_empty"));
+      setState("error");
+      return;
+    }
+    const request = body();
+    const key = JSON.stringify(request);
+    if (key === dataKey || inFlight?.key === key) {
+      if (key === dataKey && !inFlight) setState("ready");
+      return;
+    }
+    inFlight?.controller.abort();
+    const controller = new AbortController();
+    inFlight = { key, controller };
+    setState("loading");
+    try {
+      const answer = await postRelative(request, controller.signal);
+      if (inFlight?.controller !== controller) return;
+      inFlight = null;
+      data = { ...answer, weights: request.weights };
+      dataKey = key;
+      showError("");
+      await redraw();
+    } catch (error) {
+      if (controller.signal.aborted || inFlight?.controller !== controller) return;
+      inFlight = null;
+      setState("error");
+      if (!(error instanceof ApiError)) showError(tr("error_network"));
+      else {
+        const messages = [...error.fields, ...error.general].map((e) => e.msg).filter(Boolean);
+        showError(messages.join(" ") || tr("error_server", { status: error.status }));
+      }
+    }
+  }
+
+  function onInput(event) {
+    if (event.isComposing) return;
+    const name = event.target === ui.first ? "first" : "second";
+    const ch = oneChar(event.target.value, chars[name]);
+    if (event.target.value !== ch) event.target.value = ch;
+    chars[name] = ch;
+    if (!active) return;
+    setState("loading");
+    clearTimeout(timer);
+    timer = setTimeout(fetchNow, DEBOUNCE_MS);
+  }
+
+  for (const input of [ui.first, ui.second]) {
+    input.addEventListener("input", onInput);
+    input.addEventListener("compositionend", onInput);
+    input.addEventListener("focus", () => input.select());
+  }
+  for (const select of [ui.layer, ui.head]) select.addEventListener("change", () => { redraw().catch(console.error); });
+
+  whenVisible(ui.panel, () => {
+    active = true;
+    fetchNow();
+  });
+
+  return {
+    /** The page's weights or heads may have changed: fetch again if the panel is in use. */
+    refresh() {
+      if (active) fetchNow();
+    },
+    /** The language changed: redraw the labels. */
+    redraw() {
+      return redraw();
+    },
+  };
+}
