@@ -44,41 +44,16 @@ def drawn(page, selector: str) -> bool:
     return page.evaluate("(s) => Boolean(document.querySelector(s)?.querySelector('.main-svg'))", selector)
 
 
-def shipped_fixtures() -> dict:
-    """Results shaped like model/weights/{training,length}.json and /api/positions, for pages that
-    must draw the charts whether or not this copy of the app has trained its models yet."""
-    steps = list(range(0, 1001, 250))
-
-    def curve(final):
-        return [round(final + (8.3 - final) * math.exp(-s / 200), 4) for s in steps]
-
-    runs = [
-        {"exercise": ["2"], "position": "learned", "n_layer": 2, "n_head": 8, "steps": steps, "val_loss": curve(4.55)},
-        {"exercise": ["3"], "position": "rope", "n_layer": 2, "n_head": 4, "steps": steps, "val_loss": curve(4.48)},
-        {"exercise": ["2", "3"], "position": "learned", "n_layer": 2, "n_head": 4, "steps": steps,
-         "val_loss": curve(4.6), "final_val_loss": 4.6},
-        {"exercise": ["2"], "position": "learned", "n_layer": 2, "n_head": 1, "steps": steps, "val_loss": curve(4.8)},
-        {"exercise": ["3"], "position": "none", "n_layer": 2, "n_head": 4, "steps": steps, "val_loss": curve(4.75)},
-    ]
-    length = {"runs": [
-        {"position": p, "train_length": 128, "length": n, "loss": [4.5 + 2 * math.exp(-i / 8) for i in range(n)]}
-        for p, n in (("learned", 128), ("rope", 256), ("none", 256))
-    ]}
-    identity = [[1.0 if m == n else 0.0 for n in range(128)] for m in range(128)]
-    return {"training": {"runs": runs}, "length": length, "positions": identity}
+def fetch(server_url: str, path: str):
+    with urllib.request.urlopen(server_url + path) as response:
+        return json.load(response)
 
 
-def serve_shipped(page, server_url: str, empty: bool) -> None:
-    """Answer the three results routes from shipped_fixtures(), or as a copy with nothing trained."""
-    data = shipped_fixtures()
-    with urllib.request.urlopen(server_url + "/api/positions") as response:
-        positions = json.load(response)
-    positions["learned"] = None if empty else data["positions"]
-    answers = {
-        "training": {"runs": []} if empty else data["training"],
-        "length": {"runs": []} if empty else data["length"],
-        "positions": positions,
-    }
+def serve_nothing_trained(page, server_url: str) -> None:
+    """Answer the three results routes as a copy of the app with no trained weights would."""
+    positions = dict(fetch(server_url, "/api/positions"), learned=None)
+    answers = {"training": {"runs": []}, "length": {"runs": []}, "positions": positions}
+
     def answer(body):
         return lambda route: route.fulfill(json=body)
 
@@ -162,7 +137,8 @@ def test_every_panel_draws_in_every_mode(open_page, tools, server_url):
 @pytest.mark.parametrize("empty", [False, True], ids=["results", "nothing-trained"])
 def test_shipped_results(open_page, tools, server_url, empty):
     page = open_page("/?lang=en")
-    serve_shipped(page, server_url, empty)
+    if empty:
+        serve_nothing_trained(page, server_url)
     t = tools.texts("en")
     for name in ("length", "positions", "training"):
         reveal(tools, page, name)
@@ -185,9 +161,11 @@ def test_shipped_results(open_page, tools, server_url, empty):
     rows = page.evaluate("""() => Array.from(document.querySelectorAll('#training-table tbody tr'),
         (tr) => Array.from(tr.children, (c) => c.textContent))""")
     assert len(rows) == 5, "each run once, the shared pos_emb 4-head run included"
-    assert ["2, 3", "1000", "4.600"] in [row[1:] for row in rows]
-    finals = {f"{run.get('final_val_loss', run['val_loss'][-1]):.3f}" for run in shipped_fixtures()["training"]["runs"]}
+    runs = fetch(server_url, "/api/training")["runs"]
+    finals = {f"{run.get('final_val_loss', run['val_loss'][-1]):.3f}" for run in runs}
     assert {row[3] for row in rows} == finals, "final_val_loss when recorded, else the last value"
+    shipped_length = {run["position"]: run["loss"] for run in fetch(server_url, "/api/length")["runs"]}
+    assert [tr["y"] for tr in length] == [shipped_length[p] for p in ("learned", "rope", "none")]
     assert drawn(page, "#sim-learned") and drawn(page, "#sim-rope")
     rope = page.evaluate("() => document.querySelector('#sim-rope').data[0].z")
     assert len(rope) == 128 and abs(rope[10][20] - rope[40][50]) < 1e-5, "RoPE's similarity depends on m - n only"
