@@ -160,6 +160,7 @@ class Options(BaseModel):
     n_layer_max: int
     max_chars: dict[str, int] = Field(description="Longest accepted line per position mode.")
     trained: dict[str, TrainedShape] = Field(description="Shipped trained weights per position mode.")
+    random: dict[str, int] = Field(description="n_layer and n_head of random weights when the request omits them.")
     defaults: CompareRequest
 
 

@@ -2,6 +2,7 @@
 
 from app.registry import ModelRegistry
 from app.schemas import HEAD_CHOICES, N_LAYER_MAX, CompareRequest
+from app.services.model_choice import LESSON_SHAPE
 from model.gpt import POSITION_MODES, GPTConfig
 
 
@@ -21,5 +22,6 @@ def options(registry: ModelRegistry) -> dict:
         "n_layer_max": N_LAYER_MAX,
         "max_chars": {p: max_chars(p) for p in POSITION_MODES},
         "trained": trained,
+        "random": dict(LESSON_SHAPE),
         "defaults": CompareRequest().model_dump(),
     }

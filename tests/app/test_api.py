@@ -180,6 +180,8 @@ def test_health_ready_options_docs(client):
     options = client.get("/api/options").json()
     assert options["max_chars"] == {"learned": 128, "rope": 512, "none": 512}
     assert options["n_head"] == [1, 2, 4, 8]
+    assert options["random"] == {"n_layer": 2, "n_head": 4}
+    assert options["trained"]["rope"]["n_head"] == 4
     schema = client.get("/openapi.json").json()
     req = schema["components"]["schemas"]["CompareRequest"]["properties"]
     assert all(prop.get("description") for prop in req.values())
