@@ -16,6 +16,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     import uvicorn
 
+    # Workers import torch before they answer the supervisor's ping; two at once on two cores can take
+    # longer than uvicorn's 5 s default, and a worker killed for it restarts from scratch.
     uvicorn.run("app.main:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-                timeout_graceful_shutdown=5)
+                timeout_graceful_shutdown=5, timeout_worker_healthcheck=30)
     return 0

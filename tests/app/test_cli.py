@@ -33,3 +33,11 @@ def test_lesson_names_unknown_characters_and_refuses_empty_lines(capsys):
     assert code == 0 and "unknown: a b" in out
     code, _, err = run(capsys, "lesson", "--lines", "", "白")
     assert code == 2 and "--lines" in err and "empty" in err
+
+
+def test_serve_does_not_load_torch_in_the_supervisor():
+    import subprocess
+    import sys
+
+    code = "import sys; from app.cli import build_parser; build_parser('serve'); print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
