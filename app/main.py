@@ -30,7 +30,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         torch.set_num_threads(settings.torch_threads)
         app.state.registry = ModelRegistry.load(settings.weights_dir, settings.model_cache_size)
         app.state.plotly = load_plotly()
-        app.state.cache = ResponseCache(settings.response_cache_size)
+        app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
         yield
 
     app = FastAPI(

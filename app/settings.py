@@ -18,6 +18,9 @@ class Settings(BaseSettings):
         16, description="Untrained models kept per worker (3 to 6 MB each): 3 modes x depths 1-4 for one seed fit."
     )
     torch_threads: int = Field(1, description="Intra-op threads per worker: tiny matrices gain nothing from more.")
+    model_threads: int = Field(
+        1, description="Model runs at once per worker; run one worker per core rather than raising this."
+    )
     rate_limit_per_minute: int = Field(
         0, description="Requests per minute per client address on /api; 0 = off, since a classroom shares one address."
     )

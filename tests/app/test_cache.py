@@ -29,3 +29,34 @@ def test_the_cache_is_bounded_by_count_and_bytes():
     big = "x" * 200  # over a tenth of max_bytes: never kept
     assert answer(cache, CompareRequest(seed=9), big)[1] == 1
     assert answer(cache, CompareRequest(seed=9), big)[1] == 1
+
+
+def test_simultaneous_equal_requests_run_the_model_once():
+    cache = ResponseCache(size=8)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"ok": True}
+
+    async def burst():
+        return await asyncio.gather(*(cache.answer("compare", CompareRequest(), compute) for _ in range(40)))
+
+    assert set(asyncio.run(burst())) == {b'{"ok":true}'} and len(calls) == 1
+
+
+def test_an_error_reaches_every_waiter_and_is_not_cached():
+    import pytest
+
+    cache = ResponseCache(size=8)
+
+    def fail():
+        raise ValueError("bad line")
+
+    async def burst():
+        return await asyncio.gather(*(cache.answer("compare", CompareRequest(), fail) for _ in range(3)),
+                                    return_exceptions=True)
+
+    assert [type(e) for e in asyncio.run(burst())] == [ValueError] * 3
+    with pytest.raises(ValueError):
+        asyncio.run(cache.answer("compare", CompareRequest(), fail))

@@ -33,8 +33,8 @@ async def run(app, bodies, concurrently: bool) -> list[bytes]:
 def test_200_concurrent_mixed_requests_match_sequential_answers():
     bodies = (mixed_requests() * 5)[:200]
     assert len(bodies) == 200 and len({str(b) for b in bodies}) >= 40
-    # No response cache: every request really runs the model, many at once on the thread pool.
-    app = create_app(Settings(response_cache_size=0))
-    sequential = asyncio.run(run(app, bodies, concurrently=False))
-    concurrent = asyncio.run(run(create_app(Settings(response_cache_size=0)), bodies, concurrently=True))
+    # No response cache: every request really runs the model, and up to 8 threads share each model object.
+    settings = Settings(response_cache_size=0, model_threads=8)
+    sequential = asyncio.run(run(create_app(settings), bodies, concurrently=False))
+    concurrent = asyncio.run(run(create_app(settings), bodies, concurrently=True))
     assert concurrent == sequential
