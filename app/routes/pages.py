@@ -3,20 +3,21 @@
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
-from app.deps import Plotly
+from app.deps import Plotly, Registry
 from app.i18n import LANGS, negotiate, texts
 
 router = APIRouter(include_in_schema=False)
 
 
 @router.get("/", response_class=HTMLResponse)
-def index(request: Request, plotly: Plotly, lang: str | None = None):
+def index(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None):
     chosen = negotiate(lang, request.headers.get("accept-language"))
     return request.app.state.templates.TemplateResponse(request, "index.html", {
         "lang": chosen,
         "t": texts(request.app.state.static_dir, chosen),
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
+        "trained": sorted(registry.trained),  # so the first paint already picks trained weights where they ship
     }, headers={"Vary": "Accept-Language"})
 
 
