@@ -67,8 +67,10 @@ class Difference(BaseModel):
 
 
 class DifferencePair(BaseModel):
-    with_position: Difference
-    without_position: Difference
+    with_position: Difference = Field(description="The model as it is.")
+    without_position: Difference = Field(
+        description="The same weights with position information removed: no pos_emb term, no rotation."
+    )
 
 
 class DepthDifference(DifferencePair):
@@ -81,7 +83,7 @@ class NextToken(BaseModel):
 
 
 class LineResult(BaseModel):
-    text: str
+    text: str = Field(description="The line as sent.")
     tokens: list[str] = Field(description="The line's characters, one per position.")
     ids: list[int] = Field(description="Token ids; 0 is the unknown id.")
     unknown: list[bool] = Field(description="True where the character is outside the vocabulary.")
@@ -101,8 +103,8 @@ class ResidualDifference(BaseModel):
 
 
 class RopeTable(BaseModel):
-    base: float
-    head_dim: int
+    base: float = Field(description="RoPE base of the model.")
+    head_dim: int = Field(description="Head size: the vector that turns, in head_dim / 2 pairs.")
     theta: list[float] = Field(description="theta_i = base ** (-2i / head_dim), one per pair i.")
     angles: list[list[float]] = Field(description="[position][pair]: position * theta_i, radians.")
 
@@ -114,28 +116,28 @@ class HeadShapes(BaseModel):
 
 
 class AttentionParams(BaseModel):
-    n_head: int
+    n_head: int = Field(description="Heads the n_embd-wide vector is cut into.")
     qkv: int = Field(description="Weights and biases of the qkv Linear.")
     proj: int = Field(description="Weights and biases of the proj Linear.")
 
 
 class ModelInfo(BaseModel):
-    position: PositionMode
-    weights: Literal["random", "trained"]
-    n_layer: int
-    n_head: int
-    n_embd: int
-    head_dim: int
-    block_size: int
+    position: PositionMode = Field(description="How the model knows order: learned, rope or none.")
+    weights: Literal["random", "trained"] = Field(description="Untrained from a seed, or the shipped weights.")
+    n_layer: int = Field(description="Blocks.")
+    n_head: int = Field(description="Heads per attention layer.")
+    n_embd: int = Field(description="Width of the residual stream.")
+    head_dim: int = Field(description="n_embd / n_head.")
+    block_size: int = Field(description="Rows of pos_emb, and the training length.")
     seed: int | None = Field(description="The seed of random weights; null for trained weights.")
-    causal: bool
-    vocab_size: int
+    causal: bool = Field(description="Whether the causal mask was applied.")
+    vocab_size: int = Field(description="Characters in the vocabulary plus the unknown id.")
 
 
 class CompareResponse(BaseModel):
-    model: ModelInfo
+    model: ModelInfo = Field(description="The model that answered.")
     attention_layers: list[int] = Field(description="The layers (1-based) in each line's `attention`, in order.")
-    lines: list[LineResult]
+    lines: list[LineResult] = Field(description="Line A, then line B.")
     difference: DifferencePair = Field(description="Last-position output difference between the two lines.")
     by_depth: list[DepthDifference] = Field(
         description="The lesson's table plus exercise 1: untrained models of 1, 2 and 3 layers, same seed and mode."
@@ -147,21 +149,21 @@ class CompareResponse(BaseModel):
 
 
 class TrainedShape(BaseModel):
-    n_layer: int
-    n_head: int
-    n_embd: int
-    block_size: int
-    val_loss: float | None = None
+    n_layer: int = Field(description="Blocks.")
+    n_head: int = Field(description="Heads per attention layer.")
+    n_embd: int = Field(description="Width of the residual stream.")
+    block_size: int = Field(description="Training length, and rows of pos_emb.")
+    val_loss: float | None = Field(None, description="Validation loss of the shipped file, nats per character.")
 
 
 class Options(BaseModel):
-    positions: list[str]
-    n_head: list[int]
-    n_layer_max: int
+    positions: list[str] = Field(description="Position modes.")
+    n_head: list[int] = Field(description="Head counts random weights accept.")
+    n_layer_max: int = Field(description="Deepest random model.")
     max_chars: dict[str, int] = Field(description="Longest accepted line per position mode.")
     trained: dict[str, TrainedShape] = Field(description="Shipped trained weights per position mode.")
     random: dict[str, int] = Field(description="n_layer and n_head of random weights when the request omits them.")
-    defaults: CompareRequest
+    defaults: CompareRequest = Field(description="What POST /api/compare assumes for omitted fields.")
 
 
 class RopeQuery(BaseModel):
@@ -190,9 +192,9 @@ class RopeQuery(BaseModel):
 
 
 class RopeAngles(BaseModel):
-    positions: list[int]
-    head_dim: int
-    base: float
+    positions: list[int] = Field(description="The positions asked for, in order.")
+    head_dim: int = Field(description="Head size; head_dim / 2 pairs.")
+    base: float = Field(description="RoPE base.")
     theta: list[float] = Field(description="theta_i = base ** (-2i / head_dim), one per pair i.")
     angles: list[list[float]] = Field(description="[position][pair]: position * theta_i, radians.")
 
@@ -215,8 +217,8 @@ class RelativeRequest(BaseModel):
 
 
 class RelativeResponse(BaseModel):
-    first: str
-    second: str
+    first: str = Field(description="The character whose key is scored.")
+    second: str = Field(description="The character whose query scores it, one place later.")
     starts: list[int] = Field(description="Absolute position of `first`; `second` stands one place after it.")
     scores: dict[str, list[list[list[float]]]] = Field(
         description="Per position mode: [layer][head][start], the score of second's query on first's key."
@@ -225,7 +227,7 @@ class RelativeResponse(BaseModel):
 
 
 class PositionSimilarity(BaseModel):
-    positions: int
+    positions: int = Field(description="Positions compared: 0 to positions - 1.")
     learned: list[list[float]] | None = Field(
         description="[m][n] cosine similarity of the trained pos_emb rows m and n; null without trained weights."
     )
@@ -237,9 +239,9 @@ class PositionSimilarity(BaseModel):
 class TrainingRun(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    position: PositionMode
-    n_layer: int
-    n_head: int
+    position: PositionMode = Field(description="Position mode of the run.")
+    n_layer: int = Field(description="Blocks.")
+    n_head: int = Field(description="Heads per attention layer.")
     steps: list[int] = Field(description="Steps at which the validation loss was measured.")
     val_loss: list[float] = Field(description="Validation loss (nats per character) at each of those steps.")
 
@@ -251,14 +253,14 @@ class TrainingResults(BaseModel):
 class LengthRun(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    position: PositionMode
+    position: PositionMode = Field(description="Position mode of the trained model.")
     train_length: int = Field(description="The window length the model was trained on.")
     length: int = Field(description="Positions evaluated: 128 for learned (its table's rows), twice that otherwise.")
     loss: list[float] = Field(description="[position] mean validation loss, nats per character.")
 
 
 class LengthResults(BaseModel):
-    runs: list[LengthRun]
+    runs: list[LengthRun] = Field(description="One run per shipped trained model.")
 
 
 class ErrorMessage(BaseModel):
