@@ -314,3 +314,24 @@ def test_hostile_text_stays_text(open_page, tools):
     wait_ticks(tools, shared, "b", "a<b>&amp;")
     assert shared.evaluate("window.__pwned") is None
     assert shared.evaluate("document.querySelectorAll('img').length") == 0
+
+
+@pytest.mark.parametrize("payload", [
+    "<script>window.__pwned=1</script>",
+    "javascript:window.__pwned=1",
+    "\u202e白日依山尽",  # RIGHT-TO-LEFT OVERRIDE
+    "白\u0000日",  # a NUL byte
+], ids=["script-tag", "javascript-link", "rtl-override", "nul-byte"])
+def test_other_hostile_lines_stay_text(open_page, tools, payload):
+    page = open_page()
+    tools.redraw_after(page, lambda: page.fill("#line-b", payload))
+    assert page.input_value("#line-b") == payload
+    assert page.evaluate("new URL(location.href).searchParams.get('b')") == payload
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelectorAll('script:not([src])').length") == 0
+    assert page.evaluate("document.querySelectorAll('a[href^=\"javascript\"]').length") == 0
+    # The heatmaps carry the line position by position, each character escaped for Plotly.
+    ticks = page.evaluate("() => document.querySelector('.heatmap[data-line=\"b\"]').data[0].x")
+    assert len(ticks) == len(payload)
+    shared = open_page("/?b=" + quote(payload))
+    assert shared.input_value("#line-b") == payload and shared.evaluate("window.__pwned") is None
