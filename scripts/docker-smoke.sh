@@ -395,15 +395,19 @@ RESTARTS=$("$DOCKER" logs "$CONTAINER" 2>&1 | grep -c "Child process .* died" ||
 note "worker restarts at start" "$RESTARTS"
 [[ $RESTARTS -eq 0 ]] || log "WARNING: uvicorn restarted $RESTARTS worker(s) during start-up (timeout_worker_healthcheck)"
 
-# SIGTERM (docker stop), with docker's own deadline above ours, so that a slow stop shows as slow.
-T0=$(now)
-"$DOCKER" stop -t $((STOP_WITHIN + 5)) "$CONTAINER" >/dev/null
-T_STOP=$(since "$T0")
-EXIT_CODE=$("$DOCKER" inspect -f '{{.State.ExitCode}}' "$CONTAINER")
-note "docker stop (SIGTERM)" "$T_STOP s, exit code $EXIT_CODE"
-python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$T_STOP" "$STOP_WITHIN" \
-    || fail "stopping took $T_STOP s, more than $STOP_WITHIN s"
-[[ $EXIT_CODE != 137 ]] || fail "the container was killed (exit 137), not stopped by SIGTERM"
+# SIGTERM (docker stop), timed, with docker's own deadline above ours so that a slow stop shows as slow.
+stop_timed() {  # $1: the name of this stop in the report
+    local t0 t_stop exit_code
+    t0=$(now)
+    "$DOCKER" stop -t $((STOP_WITHIN + 5)) "$CONTAINER" >/dev/null
+    t_stop=$(since "$t0")
+    exit_code=$("$DOCKER" inspect -f '{{.State.ExitCode}}' "$CONTAINER")
+    note "$1" "$t_stop s, exit code $exit_code"
+    python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$t_stop" "$STOP_WITHIN" \
+        || fail "$1 took $t_stop s, more than $STOP_WITHIN s"
+    [[ $exit_code != 137 ]] || fail "$1: the container was killed (exit 137), not stopped by SIGTERM"
+}
+stop_timed "docker stop (SIGTERM)"
 "$DOCKER" logs "$CONTAINER" 2>&1 | grep -q "Finished server process\|Stopping parent process" \
     || log "WARNING: uvicorn's shutdown message is not in the log"
 
@@ -429,11 +433,4 @@ note "no network: healthy" "$(since "$T0") s after docker run, and answers"
 # docker stop while it is still starting (Python importing torch has no SIGTERM handler of its own yet).
 "$DOCKER" run -d --name "$CONTAINER" "$IMAGE" >/dev/null || fail "docker run"
 sleep 1
-T0=$(now)
-"$DOCKER" stop -t $((STOP_WITHIN + 5)) "$CONTAINER" >/dev/null
-T_STOP=$(since "$T0")
-EXIT_CODE=$("$DOCKER" inspect -f '{{.State.ExitCode}}' "$CONTAINER")
-note "docker stop while starting" "$T_STOP s, exit code $EXIT_CODE"
-python3 -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]))" "$T_STOP" "$STOP_WITHIN" \
-    || fail "stopping during start-up took $T_STOP s, more than $STOP_WITHIN s"
-[[ $EXIT_CODE != 137 ]] || fail "the starting container was killed (exit 137), not stopped by SIGTERM"
+stop_timed "docker stop while starting"
