@@ -10,7 +10,7 @@ if [ ! -x "$CHROMIUM" ]; then
     echo "== installing Debian's chromium and CJK fonts for the browser tests"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
-    apt-get install -y -q --no-install-recommends chromium fonts-noto-cjk
+    apt-get install -y -q chromium fonts-noto-cjk
   else
     echo "The browser tests need chromium: sudo apt-get install chromium fonts-noto-cjk (or set CHROMIUM_PATH)." >&2
     echo "Without it they fail; they never skip." >&2
