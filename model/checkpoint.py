@@ -1,5 +1,6 @@
 """Save and load a trained GPT with its vocabulary and training record, in one file."""
 
+import os
 from dataclasses import asdict
 from pathlib import Path
 
@@ -21,8 +22,12 @@ def save_checkpoint(path: str | Path, model: GPT, tokenizer: CharTokenizer, meta
     payload = {"config": asdict(model.config), "weights": weights, "vocab": tokenizer.to_dict(), "meta": meta or {}}
     if training_state is not None:
         payload["training_state"] = training_state
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    torch.save(payload, path)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Write beside, then rename: an interrupted save never leaves a half-written file to resume from.
+    partial = path.with_name(path.name + ".part")
+    torch.save(payload, partial)
+    os.replace(partial, path)
 
 
 def load_checkpoint(path: str | Path) -> tuple[GPT, CharTokenizer, dict]:
