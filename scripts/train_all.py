@@ -1,6 +1,6 @@
 """Train every model of the lesson's exercises from the shipped corpus and write model/weights/training.json.
 
-    python scripts/train_all.py    # after `pip install -e .`; 31 minutes here on 2 busy CPU cores
+    python scripts/train_all.py    # after `pip install -e .`; 36 minutes here on 2 CPU cores
 
 Exercise 3 compares the position modes (learned, rope, none; 4 heads): their checkpoints ship in
 model/weights/. Exercise 2 compares 1, 4 and 8 heads (learned): the 4-head run is exercise 3's learned
