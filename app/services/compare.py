@@ -33,7 +33,7 @@ class LineRun:
 
 
 def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
-    model = choose_model(req, registry)
+    model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
     cfg = model.config
     tok = registry.tokenizer
     enc = {"line_a": tok.encode(req.line_a), "line_b": tok.encode(req.line_b)}

@@ -2,27 +2,25 @@
 
 from app.errors import InputError
 from app.registry import ModelRegistry
-from app.schemas import CompareRequest
 from model import GPT
 
 LESSON_SHAPE = {"n_layer": 2, "n_head": 4}  # the lesson's model, for untrained weights
 
 
-def choose_model(req: CompareRequest, registry: ModelRegistry) -> GPT:
-    if req.weights == "random":
-        n_layer = req.n_layer or LESSON_SHAPE["n_layer"]
-        n_head = req.n_head or LESSON_SHAPE["n_head"]
-        return registry.random(req.position, n_layer, n_head, req.seed)
-    if req.position not in registry.trained:
-        raise InputError("weights", f"no trained weights ship for position '{req.position}'; use weights 'random'")
-    model, _ = registry.trained[req.position]
+def choose_model(registry: ModelRegistry, position: str, weights: str, n_layer: int | None, n_head: int | None,
+                 seed: int) -> GPT:
+    """The fields are those of /api/compare and /api/relative, so an InputError names a field of either."""
+    if weights == "random":
+        return registry.random(position, n_layer or LESSON_SHAPE["n_layer"], n_head or LESSON_SHAPE["n_head"], seed)
+    if position not in registry.trained:
+        raise InputError("weights", f"no trained weights ship for position '{position}'; use weights 'random'")
+    model, _ = registry.trained[position]
     cfg = model.config
-    for field in ("n_layer", "n_head"):
-        asked = getattr(req, field)
+    for field, asked in (("n_layer", n_layer), ("n_head", n_head)):
         if asked is not None and asked != getattr(cfg, field):
             raise InputError(
                 field,
-                f"the trained '{req.position}' weights have n_layer {cfg.n_layer} and n_head {cfg.n_head}; "
+                f"the trained '{position}' weights have n_layer {cfg.n_layer} and n_head {cfg.n_head}; "
                 f"omit {field} or use weights 'random' for {field} {asked}",
             )
     return model

@@ -5,7 +5,7 @@ from functools import lru_cache
 import torch
 
 from app.registry import ModelRegistry
-from app.schemas import CompareRequest, RelativeRequest
+from app.schemas import RelativeRequest
 from app.services.model_choice import choose_model
 from model.gpt import GPTConfig
 from model.probes import cosine_similarity_matrix, pair_scores, rope_similarity
@@ -18,9 +18,7 @@ def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
     enc = registry.tokenizer.encode(req.first + req.second)
     scores = {}
     for position in ("learned", "rope", "none"):
-        as_compare = CompareRequest(position=position, weights=req.weights, n_layer=req.n_layer,
-                                    n_head=req.n_head, seed=req.seed)
-        model = choose_model(as_compare, registry)  # its InputErrors name the same fields as this request
+        model = choose_model(registry, position, req.weights, req.n_layer, req.n_head, req.seed)
         scores[position] = pair_scores(model, enc[0], enc[1], RELATIVE_STARTS).numpy()
     return {"first": req.first, "second": req.second, "starts": RELATIVE_STARTS, "scores": scores,
             "unknown": enc.unknown}
