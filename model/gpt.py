@@ -56,7 +56,7 @@ class CausalSelfAttention(nn.Module):
         y, pattern, scores = attention(q, k, v, causal)
         y = self.attn_drop(y)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # heads back side by side: (B, T, C)
-        return self.resid_drop(self.proj(y)), pattern, scores, (q, k)
+        return self.resid_drop(self.proj(y)), pattern, scores
 
 
 class MLP(nn.Module):
@@ -82,10 +82,10 @@ class Block(nn.Module):
         self.mlp = MLP(cfg)
 
     def forward(self, x, rope=None, causal=True):
-        a, pattern, scores, qk = self.attn(self.ln_1(x), rope, causal)
+        a, pattern, scores = self.attn(self.ln_1(x), rope, causal)
         x = x + a
         x = x + self.mlp(self.ln_2(x))
-        return x, pattern, scores, qk
+        return x, pattern, scores
 
 
 @dataclass(frozen=True)
@@ -137,8 +137,6 @@ class Trace:
     embedding: torch.Tensor  # (B, T, C): the residual stream entering block 1
     attention: list[torch.Tensor]  # post-softmax patterns, each (B, nh, T, T)
     scores: list[torch.Tensor]  # pre-softmax scores, -inf where masked, each (B, nh, T, T)
-    queries: list[torch.Tensor]  # q after RoPE if any, each (B, nh, T, hs)
-    keys: list[torch.Tensor]  # k after RoPE if any, each (B, nh, T, hs)
     residual: list[torch.Tensor]  # residual stream after each block, each (B, T, C)
 
 
@@ -214,13 +212,11 @@ class GPT(nn.Module):
             # Rows without positions turn by angle 0 (cos 1, sin 0): the rotation is then exactly the identity.
             k = keep.view(B, 1, 1, 1)
             rope = (torch.where(k, self.rope_cos[pos], 1.0), torch.where(k, self.rope_sin[pos], 0.0))  # (B,1,T,hs/2)
-        trace = Trace(None, x, [], [], [], [], [])
+        trace = Trace(None, x, [], [], [])
         for block in self.blocks:
-            x, pattern, scores, (q, k) = block(x, rope, causal)
+            x, pattern, scores = block(x, rope, causal)
             trace.attention.append(pattern)
             trace.scores.append(scores)
-            trace.queries.append(q)
-            trace.keys.append(k)
             trace.residual.append(x)
         if logits_at is not None:
             x = x[torch.arange(B), torch.as_tensor(logits_at)].unsqueeze(1)  # (B, 1, C)
