@@ -15,7 +15,7 @@ from app.cache import ResponseCache
 from app.errors import InputError
 from app.middleware import GuardMiddleware
 from app.registry import ModelRegistry
-from app.routes import api, health, pages
+from app.routes import api, health, lesson, pages
 from app.settings import Settings
 from app.vendor import load_plotly
 
@@ -47,6 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(lesson.router)
     # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=5)
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes,
@@ -62,6 +63,19 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
-        # pydantic's errors, minus 'input' and 'ctx' (they may echo a 64 KB body back).
-        errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        # pydantic's errors minus 'input', which may echo a 64 KB body back. ctx keeps the rule's values
+        # (max_length, ge, expected...) so the page can word the message in its language.
+        errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"], **_rule_values(e.get("ctx"))}
+                  for e in exc.errors()]
         return JSONResponse({"detail": errors}, status_code=422)
+
+
+CTX_MAX_CHARS = 100
+
+
+def _rule_values(ctx: dict | None) -> dict:
+    """{"ctx": {...}} with plain, short values only (an exception object or a long string could carry
+    the input), or {} when none is left: the 422 schema allows ctx to be absent, not null."""
+    values = {key: value for key, value in (ctx or {}).items()
+              if isinstance(value, (int, float, bool)) or (isinstance(value, str) and len(value) <= CTX_MAX_CHARS)}
+    return {"ctx": values} if values else {}

@@ -91,6 +91,10 @@ class LineResult(BaseModel):
         description="Post-softmax pattern [layer][head][query][key] for the layers in `attention_layers`; "
         "masked (future) keys are exactly 0."
     )
+    attention_without_position: list[list[list[list[float]]]] = Field(
+        description="The same layers' patterns from the same weights run with use_position=False (no pos_emb "
+        "term, no rotation). Under position 'none' it equals `attention`."
+    )
     top_next: list[NextToken] = Field(description="The 5 most likely next characters, most likely first.")
 
 
@@ -121,6 +125,14 @@ class AttentionParams(BaseModel):
     proj: int = Field(description="Weights and biases of the proj Linear.")
 
 
+class HeadSplit(BaseModel):
+    n_embd: int = Field(description="Width of the vector that is split: the lesson's example uses 32.")
+    n_head: int = Field(description="Heads it is cut into: 4 in the lesson's example.")
+    shapes: HeadShapes = Field(description="q, heads and scores for one 5-character line. Joining the heads "
+                               "back (transpose, then view) gives q's shape again.")
+    params: list[AttentionParams] = Field(description="Attention parameters at this width for 1, 2, 4 and 8 heads.")
+
+
 class ModelInfo(BaseModel):
     position: PositionMode = Field(description="How the model knows order: learned, rope or none.")
     weights: Literal["random", "trained"] = Field(description="Untrained from a seed, or the shipped weights.")
@@ -146,6 +158,8 @@ class CompareResponse(BaseModel):
     rope: RopeTable | None = Field(description="The rotation angles of the lines' positions, when position is rope.")
     shapes: HeadShapes = Field(description="The head split of this model for line A.")
     params: list[AttentionParams] = Field(description="Attention parameters for 1, 2, 4 and 8 heads at this width.")
+    lesson_split: HeadSplit = Field(description="The lesson's section 2: a 32-wide vector in 4 heads of 8, "
+                                    "computed by model.experiments.head_split.")
 
 
 class TrainedShape(BaseModel):
@@ -263,8 +277,20 @@ class LengthResults(BaseModel):
     runs: list[LengthRun] = Field(description="One run per shipped trained model.")
 
 
+class ErrorItem(BaseModel):
+    loc: list[str | int] = Field(description="Where the problem is, e.g. [\"body\", \"line_a\"].")
+    msg: str = Field(description="The rule that was broken, in English.")
+    type: str = Field(description="A machine-readable name of the rule (pydantic's error type, e.g. "
+                      "string_too_short), so a page can write the message in its own language.")
+    ctx: dict[str, str | int | float | bool] | None = Field(
+        None, description="The rule's values (e.g. max_length, ge, expected); never the input itself."
+    )
+
+
 class ErrorMessage(BaseModel):
-    detail: str | list[dict] = Field(description="What was wrong; for a 422, a list naming each field (loc) and rule.")
+    detail: str | list[ErrorItem] = Field(
+        description="What was wrong; for a 422, a list naming each field (loc) and rule."
+    )
     request_id: str | None = Field(None, description="Quote it to the teacher; the server log has the details.")
 
 

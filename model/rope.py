@@ -28,7 +28,8 @@ def rope_angles(positions: torch.Tensor, head_dim: int, base: float = 10000.0) -
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """Rotate each interleaved pair of x by its angle.
 
-    x: (B, nh, T, hs); cos, sin: (T, hs/2). Pair (x0, x1) becomes
+    x: (B, nh, T, hs); cos, sin: (B, 1, T, hs/2) as GPT passes them, or (T, hs/2); both broadcast
+    over the heads. Pair (x0, x1) becomes
     (x0 cos - x1 sin, x0 sin + x1 cos), a plain 2-D rotation.
     """
     x0, x1 = x[..., 0::2], x[..., 1::2]  # (B, nh, T, hs/2) each

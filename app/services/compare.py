@@ -17,7 +17,14 @@ from app.schemas import CompareRequest
 from app.services.model_choice import choose_model
 from app.services.rope import rope_table
 from model import GPT, CharTokenizer
-from model.experiments import HEAD_COUNTS, LESSON_DEPTHS, attention_params, head_shapes, logits_difference
+from model.experiments import (
+    HEAD_COUNTS,
+    LESSON_DEPTHS,
+    attention_params,
+    head_shapes,
+    head_split,
+    logits_difference,
+)
 
 TOP_K = 5
 WITH, WITHOUT = True, False
@@ -61,7 +68,7 @@ def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
             "vocab_size": cfg.vocab_size,
         },
         "attention_layers": [i + 1 for i in layers],
-        "lines": [_line(text, ids, runs[i, WITH], tok, layers)
+        "lines": [_line(text, ids, runs[i, WITH], runs[i, WITHOUT], tok, layers)
                   for i, (text, ids) in enumerate(((req.line_a, ids_a), (req.line_b, ids_b)))],
         "difference": _differences(runs),
         "by_depth": by_depth,
@@ -70,6 +77,7 @@ def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
         if cfg.position == "rope" else None,
         "shapes": head_shapes(cfg.n_embd, cfg.n_head, len(ids_a)),
         "params": _params(cfg.n_embd),
+        "lesson_split": _lesson_split(),
     }
 
 
@@ -102,7 +110,8 @@ def _too_long(length: int, position: str, limit: int) -> str:
     return f"at most {limit} characters with position '{position}' (got {length})"
 
 
-def _line(text: str, ids, run: LineRun, tok: CharTokenizer, layers: list[int]) -> dict:
+def _line(text: str, ids, run: LineRun, blind: LineRun, tok: CharTokenizer, layers: list[int]) -> dict:
+    """run: the line with position information; blind: the same weights without it (use_position=False)."""
     probs = torch.softmax(run.last_logits.double(), dim=-1)
     top = torch.topk(probs, TOP_K)
     return {
@@ -112,6 +121,7 @@ def _line(text: str, ids, run: LineRun, tok: CharTokenizer, layers: list[int]) -
         "unknown": ids.unknown,
         # [layer][head][query][key]; float32 numpy so the JSON carries float32's shortest digits.
         "attention": np.stack([run.attention[i].numpy() for i in layers]),
+        "attention_without_position": np.stack([blind.attention[i].numpy() for i in layers]),
         "top_next": [{"token": tok.token(i), "prob": p} for p, i in zip(top.values.tolist(), top.indices.tolist())],
     }
 
@@ -130,6 +140,12 @@ def _residual_difference(runs: dict) -> dict:
         return np.stack([(a - b).double().norm(dim=-1).numpy() for a, b in pairs])
 
     return {"with_position": norms(WITH), "without_position": norms(WITHOUT)}
+
+
+@lru_cache(maxsize=1)
+def _lesson_split() -> dict:
+    """The lesson's own example (32 wide, 4 heads of 8, 5 characters), beside the app's model."""
+    return head_split()
 
 
 @lru_cache(maxsize=8)

@@ -15,12 +15,12 @@ def post(client, **body):
     return client.post("/api/compare", json={**LESSON, "weights": "random", **body})
 
 
-def numpy_layer0_pattern(model: GPT, ids: list[int]) -> np.ndarray:
+def numpy_layer0_pattern(model: GPT, ids: list[int], use_position: bool = True) -> np.ndarray:
     """Layer 0's attention for a learned or none model, in float64 numpy from the raw weights."""
     sd = {k: v.double().numpy() for k, v in model.state_dict().items()}
     cfg = model.config
     x = sd["tok_emb.weight"][ids]
-    if cfg.position == "learned":
+    if cfg.position == "learned" and use_position:
         x = x + sd["pos_emb.weight"][: len(ids)]
     mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
     h = (x - mu) / np.sqrt(var + 1e-5) * sd["blocks.0.ln_1.weight"] + sd["blocks.0.ln_1.bias"]
@@ -135,6 +135,38 @@ def test_same_request_same_numbers(client):
     assert post(client, position="rope", seed=5, n_head=8).json() == first
     assert post(client, position="rope", seed=6, n_head=8).json() != first
     assert np.array(first["lines"][0]["attention"]).shape == (2, 8, 5, 5)
+
+
+@pytest.mark.parametrize("position", ["learned", "none"])
+def test_attention_without_position_is_the_blind_run(client, registry, position):
+    body = post(client, position=position, seed=3).json()
+    model = GPT(GPTConfig(vocab_size=registry.tokenizer.vocab_size, n_layer=2, n_head=4, position=position), seed=3)
+    for line in body["lines"]:
+        seen, blind = np.array(line["attention"]), np.array(line["attention_without_position"])
+        assert blind.shape == seen.shape == (2, 4, 5, 5)
+        np.testing.assert_allclose(blind[0], numpy_layer0_pattern(model, line["ids"], use_position=False), atol=2e-6)
+        if position == "none":  # nothing to remove: the two runs are the same computation
+            assert (blind == seen).all()
+        else:
+            assert np.abs(blind - seen).max() > 1e-3
+
+
+def test_lesson_split_is_the_lessons_32_wide_example(client):
+    split = post(client).json()["lesson_split"]
+    assert (split["n_embd"], split["n_head"]) == (32, 4)
+    assert split["shapes"] == {"q": [1, 5, 32], "heads": [1, 4, 5, 8], "scores": [1, 4, 5, 5]}
+    assert {(p["qkv"], p["proj"]) for p in split["params"]} == {(3 * 32 * 32 + 3 * 32, 32 * 32 + 32)} == {(3168, 1056)}
+
+
+def test_errors_carry_type_and_rule_values_but_never_the_input(client):
+    long_line = "白" * 600
+    r = post(client, line_a=long_line, position="rope", n_layer=9, line_b="")
+    assert r.status_code == 422
+    detail = {d["loc"][-1]: d for d in r.json()["detail"]}
+    assert detail["line_a"]["type"] == "string_too_long" and detail["line_a"]["ctx"] == {"max_length": 512}
+    assert detail["line_b"]["type"] == "string_too_short" and detail["line_b"]["ctx"] == {"min_length": 1}
+    assert detail["n_layer"]["type"] == "less_than_equal" and detail["n_layer"]["ctx"] == {"le": 4}
+    assert "白白白" not in r.text and "input" not in r.text
 
 
 @pytest.mark.parametrize("body, field, words", [
