@@ -2,7 +2,7 @@
 
 import argparse
 import importlib
-import signal
+import os
 import sys
 
 # Each command's module, imported only when needed: `serve` must not load torch in uvicorn's
@@ -13,6 +13,8 @@ COMMANDS = {
     "corpus": "app.commands.corpus",
     "train": "app.commands.train",
 }
+# Commands whose output a user may pipe into `head` or `less`. Not `serve`: see run_printing.
+PRINTING = {"lesson", "corpus", "train"}
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -25,12 +27,28 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # `heads-positions lesson | head` should end quietly when head closes the pipe.
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     argv = sys.argv[1:] if argv is None else argv
     only = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(only).parse_args(argv)
+    if args.command in PRINTING:
+        return run_printing(args)
     return args.run(args) or 0
+
+
+def run_printing(args: argparse.Namespace) -> int:
+    """Run a command whose reader may stop early (`heads-positions lesson | head -1`): end quietly with 0.
+
+    This catches the closed pipe on this command's own stdout. It never sets SIGPIPE to SIG_DFL: that
+    setting is process-wide, and under `serve` it made a client that hangs up kill the server (exit 141).
+    """
+    try:
+        code = args.run(args) or 0
+        sys.stdout.flush()  # here, so a closed pipe fails inside the try and not in the interpreter's exit
+    except BrokenPipeError:
+        # Python flushes stdout once more at exit; send that flush to /dev/null instead of the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return code
 
 
 if __name__ == "__main__":

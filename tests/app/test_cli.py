@@ -41,3 +41,21 @@ def test_serve_does_not_load_torch_in_the_supervisor():
 
     code = "import sys; from app.cli import build_parser; build_parser('serve'); print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    # The reader is gone before the lesson prints (as `| head -1` once it has its line): exit 0, no traceback.
+    cli = Path(sys.executable).with_name("heads-positions")
+    proc = subprocess.Popen([cli, "lesson"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err.decode()) == (0, "")
+    # In this process too, running a command leaves the signal setting as Python set it: a server
+    # started from the same CLI must get EPIPE from a closed socket, never SIGPIPE.
+    assert main(["lesson", "--json"]) == 0
+    assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN
