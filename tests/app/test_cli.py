@@ -59,3 +59,17 @@ def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
     # started from the same CLI must get EPIPE from a closed socket, never SIGPIPE.
     assert main(["lesson", "--json"]) == 0
     assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN
+
+
+def test_serve_stops_with_code_3_when_the_app_cannot_start(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    # The supervisor restarts workers that die, but not one that never started: that would loop forever.
+    cli = Path(sys.executable).with_name("heads-positions")
+    env = {**os.environ, "HP_WEIGHTS_DIR": str(tmp_path / "missing")}
+    done = subprocess.run([cli, "serve", "--port", "0"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3
+    assert "vocab.json" in done.stderr and "failed to start" in done.stderr
