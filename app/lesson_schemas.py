@@ -1,0 +1,53 @@
+"""Request and response shapes of the guided lesson's routes (/api/lesson, /api/heads)."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+
+class StepSetup(BaseModel):
+    a: str = Field(description="Line A, loaded into #line-a.")
+    b: str | None = Field(description="Line B; null when the step reads line A only.")
+    position: Literal["learned", "rope", "none"] = Field(description="Position mode.")
+    weights: Literal["random", "trained"] = Field(description="Untrained from seed 0, or the shipped weights.")
+    n_layer: int | None = Field(description="Blocks of the untrained model; null for trained weights.")
+    n_head: int | None = Field(description="Heads of the untrained model; null for trained weights.")
+    causal: bool = Field(description="Whether the causal mask is on.")
+
+
+class SelfTestQuestion(BaseModel):
+    id: str = Field(description="Key of the question's texts.")
+    choices: list[str] = Field(description="Ids of the answer choices.")
+    answer: str = Field(description="The choice that agrees with the lesson's answer.")
+
+
+class LessonStep(BaseModel):
+    id: str = Field(description="Stem of the step's text keys in static/i18n/lesson/{lang}.json.")
+    kind: str = Field(description="Which charts and which verdict the page draws.")
+    section: str = Field(description="The lesson's section the step belongs to.")
+    setup: StepSetup | None = Field(description="What the step loads into the controls; null: no lines.")
+    choices: list[str] | None = Field(description="Ids of the answer choices; null for the self-test and summary.")
+    questions: list[SelfTestQuestion] | None = Field(None, description="The self-test's questions.")
+    lesson: dict[str, float] | None = Field(description="The figures the lesson printed for this step.")
+
+
+class LessonSteps(BaseModel):
+    steps: list[LessonStep] = Field(description="The lesson's steps, in order; step N is steps[N - 1].")
+
+
+class HeadSplitQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    n_embd: int = Field(32, ge=1, le=1024, description="Width of the vector, 1 to 1024 (the lesson's: 32).")
+    n_head: int = Field(4, ge=1, le=64, description="Heads to cut it into; must divide n_embd (the lesson's: 4).")
+    length: int = Field(5, ge=1, le=128, description="Characters in the line, 1 to 128 (the lesson's: 5).")
+
+    @model_validator(mode="after")
+    def _heads_divide(self):
+        if self.n_embd % self.n_head:
+            raise PydanticCustomError(
+                "n_head_divides", "n_head must divide n_embd ({n_embd} is not a multiple of {n_head})",
+                {"n_embd": self.n_embd, "n_head": self.n_head},
+            )
+        return self

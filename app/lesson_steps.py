@@ -1,0 +1,72 @@
+"""The guided lesson's steps, as data: the lesson's path from order blindness to the self-test.
+
+Each step names its `kind` (which charts, which verdict: static/js/lesson/kinds.js), the `setup`
+it loads into the explorer's controls (null: the step does not run the model on lines), the ids of
+its answer `choices`, and the figure the lesson printed for it (null: the lesson printed none).
+Every text lives in static/i18n/lesson/{lang}.json under keys made of the step's id:
+{id}_title, {id}_framing, {id}_question, {id}_choice_{choice}, and {id}_lesson where `lesson` is set.
+"""
+
+LESSON_LINES = {"a": "白日依山尽", "b": "山依日白尽"}
+# 128 characters: pos_emb's last row. The student types the 129th.
+FULL_TABLE_LINE = ("白日依山尽黄河入海流欲穷千里目更上一层楼" * 7)[:128]
+
+
+def _setup(position: str, n_layer: int | None = 1, weights: str = "random", causal: bool = True,
+           a: str = LESSON_LINES["a"], b: str | None = LESSON_LINES["b"], n_head: int | None = 4) -> dict:
+    """b None: the step reads line A only (its first two characters for the relative test)."""
+    return {"a": a, "b": b, "position": position, "weights": weights, "n_layer": n_layer, "n_head": n_head,
+            "causal": causal}
+
+
+YES_NO = ["yes", "no"]
+SAME_DIFFERENT = ["same", "different"]
+HEAD_ORDERS = ["1<4<8", "8<4<1", "4<1<8", "4<8<1", "1<8<4", "8<1<4"]  # lowest loss first
+MODE_ORDERS = ["rope<learned<none", "learned<rope<none", "none<learned<rope", "none<rope<learned",
+               "learned<none<rope", "rope<none<learned"]
+
+STEPS = [
+    # The lesson's experiment 1, first row: no positions, one layer.
+    {"id": "order", "kind": "order", "section": "order", "setup": _setup("none"),
+     "choices": SAME_DIFFERENT, "lesson": {"value": 3.7e-08}},
+    # Its second row: two layers, and the causal mask leaks order.
+    {"id": "leak", "kind": "leak", "section": "surprise", "setup": _setup("none", n_layer=2),
+     "choices": SAME_DIFFERENT, "lesson": {"value": 1.9e-02, "with": 1.5e-02}},
+    # The control experiment: the mask off.
+    {"id": "nomask", "kind": "nomask", "section": "surprise", "setup": _setup("none", n_layer=2, causal=False),
+     "choices": ["stays", "gone"], "lesson": None},
+    # A pair that ends on different characters: not an order test.
+    {"id": "pair", "kind": "pair", "section": "surprise", "setup": _setup("none", a="我打你", b="你打我"),
+     "choices": SAME_DIFFERENT, "lesson": None},
+    {"id": "posemb", "kind": "posemb", "section": "posemb", "setup": _setup("learned"),
+     "choices": SAME_DIFFERENT, "lesson": {"value": 2.8e-03, "without": 3.7e-08}},
+    {"id": "limit", "kind": "limit", "section": "posemb", "setup": _setup("learned", a=FULL_TABLE_LINE),
+     "choices": ["error", "wrap", "works"], "lesson": None},
+    {"id": "table", "kind": "table", "section": "posemb", "setup": None,
+     "choices": ["neighbours", "unrelated", "equal"], "lesson": None},
+    {"id": "rotate", "kind": "rotate", "section": "rope", "setup": _setup("rope"),
+     "choices": ["first", "last", "equal"], "lesson": None},
+    {"id": "relative", "kind": "relative", "section": "rope",
+     "setup": _setup("rope", n_layer=None, weights="trained", a="明月", b=None, n_head=None),
+     "choices": ["rope", "learned", "both"], "lesson": None},
+    {"id": "length", "kind": "length", "section": "rope", "setup": None,
+     "choices": ["rises", "flat", "falls"], "lesson": None},
+    # The lesson's experiment 2: a 32-wide vector in 4 heads of 8.
+    {"id": "split", "kind": "split", "section": "heads", "setup": None,
+     "choices": ["more", "same", "fewer"], "lesson": {"qkv": 3168, "proj": 1056}},
+    {"id": "heads", "kind": "heads", "section": "heads",
+     "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, b=None),
+     "choices": ["alike", "differ"], "lesson": None},
+    {"id": "ex1", "kind": "ex1", "section": "exercises", "setup": _setup("none", n_layer=3),
+     "choices": ["rounding", "large"], "lesson": None},
+    {"id": "ex2", "kind": "ex2", "section": "exercises", "setup": None, "choices": HEAD_ORDERS, "lesson": None},
+    {"id": "ex3", "kind": "ex3", "section": "exercises", "setup": None, "choices": MODE_ORDERS, "lesson": None},
+    {"id": "selftest", "kind": "selftest", "section": "selftest", "setup": None,
+     "questions": [
+         {"id": "q1", "choices": ["more", "same"], "answer": "same"},
+         {"id": "q2", "choices": ["content", "order"], "answer": "content"},
+         {"id": "q3", "choices": ["mask", "rounding"], "answer": "mask"},
+     ],
+     "choices": None, "lesson": None},
+    {"id": "summary", "kind": "summary", "section": "summary", "setup": None, "choices": None, "lesson": None},
+]

@@ -1,0 +1,58 @@
+"""The guided lesson: the page, its QR codes, and the JSON it is drawn from."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import HTMLResponse
+
+from app.deps import Plotly, Registry
+from app.i18n import LANGS, negotiate, texts
+from app.lesson_schemas import HeadSplitQuery, LessonSteps
+from app.schemas import ERROR_RESPONSES, HeadSplit
+from app.services.lesson import heads, lesson_texts, qr_svg, steps
+from app.services.options import options
+
+router = APIRouter()
+StepNumber = Annotated[int, Query(ge=1, le=len(steps()), description="1-based step number.")]
+
+
+@router.get("/lesson", response_class=HTMLResponse, include_in_schema=False)
+def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None,
+                step: str | None = None):
+    chosen = negotiate(lang, request.headers.get("accept-language"))
+    # A bad step in a hand-typed link opens the first step rather than an error page.
+    number = int(step) if step and step.isdigit() and 1 <= int(step) <= len(steps()) else 1
+    static_dir = request.app.state.static_dir
+    return request.app.state.templates.TemplateResponse(request, "lesson.html", {
+        "lang": chosen,
+        "t": texts(static_dir, chosen),
+        "lt": lesson_texts(static_dir, chosen),
+        "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
+        "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
+        "steps": steps(),
+        "step": number,
+        "options": options(registry),
+    }, headers={"Vary": "Accept-Language"})
+
+
+@router.get("/lesson/qr.svg", include_in_schema=False)
+def lesson_qr(request: Request, step: StepNumber, lang: Annotated[str, Query(pattern="^(zh|ja|fr|en)$")] = "zh"):
+    """The step's link as a QR code, for the board. The link uses the address the teacher's browser used."""
+    url = str(request.url_for("lesson_page").include_query_params(step=step, lang=lang))
+    title = lesson_texts(request.app.state.static_dir, lang)["qr_title"].format(n=step)
+    return Response(qr_svg(url, title), media_type="image/svg+xml",
+                    headers={"Cache-Control": "public, max-age=3600"})
+
+
+@router.get("/api/lesson", response_model=LessonSteps, tags=["api"], responses=ERROR_RESPONSES)
+def get_lesson():
+    """The guided lesson's steps: setup, answer choices and the lesson's printed figures. Texts are in
+    /static/i18n/lesson/{lang}.json."""
+    return {"steps": steps()}
+
+
+@router.get("/api/heads", response_model=HeadSplit, tags=["api"], responses=ERROR_RESPONSES)
+def get_heads(query: Annotated[HeadSplitQuery, Query()]):
+    """The head split of an n_embd-wide vector into n_head heads on a line of `length` characters, and
+    the attention layer's parameters for each head count dividing n_embd (the lesson's experiment 2)."""
+    return heads(query.n_embd, query.n_head, query.length)

@@ -1,0 +1,648 @@
+// The guided lesson's controller: one step at a time, a question before anything is shown, then the
+// live answer from the same API as the explorer. State lives in the URL (step, lang, present) and the
+// student's answers in localStorage (store.js).
+
+import { ApiError } from "../api.js";
+import { $, $$, clear, el, show } from "../dom.js";
+import { draw, purge } from "../draw.js";
+import { applyDict, fillRich, loadDict, setDict, tr } from "../i18n.js";
+import { latest } from "../latest.js";
+import { KINDS, orderLabel } from "./kinds.js";
+import { allAnswers, answerOf, saveAnswer } from "./store.js";
+
+const DEBOUNCE_MS = 300;
+const { steps: STEPS, options: OPTIONS, texts: firstTexts, lesson_texts: firstLessonTexts } =
+  JSON.parse($("#lesson-data").textContent);
+const LANGS = ["zh", "ja", "fr", "en"];
+
+const ui = {
+  article: $("#results"),
+  kicker: $("#step-kicker"),
+  title: $("#step-title"),
+  framing: $("#step-framing"),
+  setup: $("#step-setup"),
+  lineA: $("#line-a"),
+  lineB: $("#line-b"),
+  positions: $$('input[name="position"]'),
+  weights: $("#weights"),
+  nLayer: $("#n-layer"),
+  heads: $("#heads"),
+  causal: $("#causal"),
+  setupNote: $("#setup-note"),
+  form: $("#step-question"),
+  questionBody: $("#question-body"),
+  commit: $("#commit"),
+  commitHint: $("#commit-hint"),
+  reveal: $("#step-reveal"),
+  verdict: $("#verdict"),
+  error: $("#lesson-error"),
+  charts: $("#charts"),
+  chartNav: $("#chart-nav"),
+  chartCount: $("#chart-count"),
+  notice: $("#notice"),
+  figure: $("#lesson-figure"),
+  figureText: $("#lesson-figure-text"),
+  snippet: $("#snippet"),
+  snippetCode: $("#snippet-code"),
+  copy: $("#copy-snippet"),
+  copyStatus: $("#copy-status"),
+  prev: $("#prev-step"),
+  next: $("#next-step"),
+  select: $("#step-select"),
+  present: $("#present"),
+  explorer: $("#explorer-link"),
+  qr: $("#qr"),
+  stepLink: $("#step-link"),
+  lang: $("#lang"),
+};
+
+const state = readUrl();
+const setups = new Map(); // step id -> the setup on screen (the definition's until the student changes it)
+const request = latest();
+let answer = null; // {step, data, ctx, judged} of the last reveal
+let chartIndex = 0;
+let debounce = null;
+
+// ---- URL ---------------------------------------------------------------------------------------
+
+function readUrl() {
+  const q = new URLSearchParams(location.search);
+  const step = Number.parseInt(q.get("step") ?? "1", 10);
+  return {
+    step: Number.isInteger(step) && step >= 1 && step <= STEPS.length ? step : 1,
+    lang: LANGS.includes(q.get("lang")) ? q.get("lang") : document.documentElement.lang,
+    present: q.get("present") === "1",
+  };
+}
+
+function stepUrl(step, lang = state.lang, present = state.present) {
+  const q = new URLSearchParams({ step: String(step), lang });
+  if (present) q.set("present", "1");
+  return `${location.pathname}?${q}`;
+}
+
+function writeUrl(mode) {
+  const url = stepUrl(state.step);
+  if (mode === "push" && url !== `${location.pathname}${location.search}`) history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+}
+
+// ---- the step ----------------------------------------------------------------------------------
+
+const current = () => STEPS[state.step - 1];
+
+function setupOf(step) {
+  if (!step.setup) return null;
+  if (!setups.has(step.id)) setups.set(step.id, { ...step.setup });
+  return setups.get(step.id);
+}
+
+function choiceLabel(step, choice) {
+  if (choice === null || choice === undefined) return tr("summary_none");
+  if (step.kind === "ex2") return orderLabel(choice, "heads");
+  if (step.kind === "ex3") return orderLabel(choice, "modes");
+  return tr(`${step.id}_choice_${choice}`);
+}
+
+function isCommitted(step) {
+  const saved = answerOf(step.id);
+  return Boolean(saved && (saved.choice !== undefined || saved.answers || saved.revealed));
+}
+
+function radio(name, value, label, checked, disabled) {
+  const input = el("input", { type: "radio", name, value, checked, disabled });
+  return el("label", { className: "lesson-choice" }, [input, el("span", { text: label })]);
+}
+
+function renderQuestion(step) {
+  const saved = answerOf(step.id);
+  const locked = isCommitted(step);
+  const body = clear(ui.questionBody);
+  if (step.kind === "selftest") {
+    for (const q of step.questions) {
+      const picked = saved?.answers?.[q.id];
+      const note = el("textarea", {
+        id: `note-${q.id}`, className: "lesson-note", rows: 2, value: saved?.notes?.[q.id] ?? "", disabled: locked,
+      });
+      body.append(el("fieldset", { className: "lesson-fieldset" }, [
+        el("legend", { text: tr(`selftest_${q.id}`) }),
+        ...q.choices.map((c) => radio(q.id, c, tr(`selftest_${q.id}_choice_${c}`), picked === c, locked)),
+        el("label", { className: "lesson-note__label", htmlFor: `note-${q.id}`, text: tr("selftest_write") }),
+        note,
+      ]));
+    }
+  } else if (step.choices) {
+    body.append(el("fieldset", { className: "lesson-fieldset" }, [
+      el("legend", { text: tr(`${step.id}_question`) }),
+      ...step.choices.map((c) => radio("choice", c, choiceLabel(step, c), saved?.choice === c, locked)),
+    ]));
+  }
+  show(ui.form, step.kind !== "summary");
+  ui.commit.disabled = locked;
+  ui.commitHint.textContent = locked ? tr("committed") : "";
+}
+
+function renderSetup(step) {
+  const setup = setupOf(step);
+  show(ui.setup, Boolean(setup));
+  if (!setup) return;
+  ui.lineA.value = setup.a;
+  ui.lineB.value = setup.b ?? "";
+  show($("#field-line-b"), setup.b !== null);
+  for (const r of ui.positions) r.checked = r.value === setup.position;
+  ui.weights.value = setup.weights;
+  const trained = setup.weights === "trained";
+  const shape = OPTIONS.trained[setup.position];
+  ui.nLayer.value = String(trained && shape ? shape.n_layer : setup.n_layer);
+  ui.heads.value = String(trained && shape ? shape.n_head : setup.n_head);
+  ui.nLayer.disabled = trained;
+  ui.heads.disabled = trained;
+  ui.causal.checked = setup.causal;
+  const note = trained && shape ? tr("trained_shape", shape) : "";
+  ui.setupNote.textContent = note;
+  show(ui.setupNote, Boolean(note));
+  updateHints(setup);
+}
+
+function updateHints(setup) {
+  const max = OPTIONS.max_chars[setup.position];
+  for (const [input, id] of [[ui.lineA, "line-a"], [ui.lineB, "line-b"]]) {
+    const n = [...input.value].length;
+    const hint = $(`#${id}-hint`);
+    hint.textContent = tr("line_hint", { n, max });
+    hint.classList.toggle("is-over", n > max);
+  }
+}
+
+function renderNav() {
+  const step = current();
+  ui.article.dataset.step = String(state.step);
+  ui.article.dataset.kind = step.kind;
+  ui.kicker.textContent = tr("step_of", { n: state.step, total: STEPS.length, section: tr(`section_${step.section}`) });
+  ui.title.textContent = tr(`${step.id}_title`);
+  fillRich(ui.framing, tr(`${step.id}_framing`));
+  for (const [link, n] of [[ui.prev, state.step - 1], [ui.next, state.step + 1]]) {
+    const inside = n >= 1 && n <= STEPS.length;
+    link.href = stepUrl(inside ? n : state.step);
+    link.toggleAttribute("aria-disabled", !inside);
+    link.classList.toggle("is-disabled", !inside);
+  }
+  [...ui.select.options].forEach((option, i) => {
+    option.textContent = `${i + 1}. ${tr(`${STEPS[i].id}_title`)}`;
+  });
+  ui.select.value = String(state.step);
+  ui.present.checked = state.present;
+  document.body.classList.toggle("is-presenting", state.present);
+  ui.explorer.href = `/?lang=${state.lang}`;
+  const link = stepUrl(state.step, state.lang, false);
+  ui.qr.src = `/lesson/qr.svg?step=${state.step}&lang=${state.lang}`;
+  ui.stepLink.href = link;
+  ui.stepLink.textContent = new URL(link, location.href).href;
+}
+
+function bumpRenderCount() {
+  ui.article.dataset.renderCount = String(Number(ui.article.dataset.renderCount || 0) + 1);
+}
+
+function setBusy(busy) {
+  ui.article.setAttribute("aria-busy", String(busy));
+}
+
+/** Paint the step; reveal it at once if the student already committed an answer here. */
+async function renderStep() {
+  const step = current();
+  request.abort();
+  clearTimeout(debounce);
+  answer = null;
+  chartIndex = 0;
+  renderNav();
+  renderSetup(step);
+  renderQuestion(step);
+  resetReveal();
+  if (step.kind === "summary" || isCommitted(step)) {
+    await reveal();
+  } else {
+    bumpRenderCount();
+    setBusy(false);
+  }
+}
+
+function resetReveal() {
+  show(ui.reveal, false);
+  for (const node of $$(".js-plotly-plot", ui.charts)) purge(node);
+  clear(ui.charts);
+  ui.verdict.textContent = "";
+  for (const key of ["outcome", "value", "prediction"]) delete ui.verdict.dataset[key];
+  ui.notice.textContent = "";
+  show(ui.error, false);
+  show(ui.figure, false);
+  show(ui.snippet, false);
+  show(ui.chartNav, false);
+}
+
+// ---- commit and reveal -------------------------------------------------------------------------
+
+function commit(event) {
+  event?.preventDefault();
+  const step = current();
+  if (isCommitted(step)) return;
+  if (step.kind === "selftest") {
+    const answers = {};
+    for (const q of step.questions) {
+      const picked = $(`input[name="${q.id}"]:checked`, ui.form);
+      if (!picked) {
+        ui.commitHint.textContent = tr("commit_pick");
+        return;
+      }
+      answers[q.id] = picked.value;
+    }
+    const notes = Object.fromEntries(step.questions.map((q) => [q.id, $(`#note-${q.id}`).value]));
+    saveAnswer(step.id, { answers, notes });
+  } else {
+    const picked = $('input[name="choice"]:checked', ui.form);
+    if (!picked) {
+      ui.commitHint.textContent = tr("commit_pick");
+      return;
+    }
+    saveAnswer(step.id, { choice: picked.value });
+  }
+  renderQuestion(step);
+  reveal().catch(showError);
+}
+
+/** The teacher's key press: reveal without a prediction (the class answered aloud or on paper). */
+function presenterReveal() {
+  const step = current();
+  if (isCommitted(step) || step.kind === "summary") return;
+  const picked = $('input[name="choice"]:checked', ui.form);
+  if (picked) {
+    commit();
+    return;
+  }
+  saveAnswer(step.id, { revealed: true });
+  renderQuestion(step);
+  reveal().catch(showError);
+}
+
+async function reveal() {
+  const step = current();
+  show(ui.reveal, true);
+  setBusy(true);
+  if (step.kind === "summary" || step.kind === "selftest") {
+    answer = { step, judged: step.kind === "summary" ? judgeSummary() : judgeSelftest(step) };
+    if (step.kind === "selftest") saveAnswer(step.id, { outcome: answer.judged.outcome });
+    updatePanels();
+    finishReveal();
+    return;
+  }
+  const kind = KINDS[step.kind];
+  const ctx = { step, setup: setupOf(step) && { ...setupOf(step) }, options: OPTIONS };
+  ui.verdict.textContent = tr("loading");
+  let out;
+  try {
+    out = await request.run((signal) => kind.fetch(ctx, signal));
+  } catch (error) {
+    showError(error);
+    return;
+  }
+  if (out.stale || current() !== step) return;
+  answer = { step, kind, data: out.value, ctx, judged: kind.judge(out.value, ctx) };
+  saveAnswer(step.id, { outcome: answer.judged.outcome });
+  show(ui.error, false);
+  await updatePanels();
+  finishReveal();
+}
+
+function finishReveal() {
+  setBusy(request.busy || debounce !== null);
+  bumpRenderCount();
+}
+
+function showError(error) {
+  const messages = error instanceof ApiError
+    ? [...error.fields, ...error.general].map((e) => e.msg).filter(Boolean)
+    : [tr("error_network")];
+  if (!(error instanceof ApiError)) console.error(error);
+  ui.verdict.textContent = "";
+  ui.error.textContent = messages.join(" ") || tr("error_server", { status: error.status });
+  show(ui.error, true);
+  setBusy(false);
+  bumpRenderCount();
+}
+
+// ---- what a reveal draws: one interface, {update(answer), redraw()}, for every panel -----------
+
+function predictionText(step, judged) {
+  const saved = answerOf(step.id);
+  if (!saved || saved.choice === undefined) return "";
+  const choice = choiceLabel(step, saved.choice);
+  if (judged.outcome === null || judged.outcome === undefined) return tr("you_pending", { choice });
+  if (saved.choice === judged.outcome) return tr("you_right", { choice });
+  return tr("you_wrong", { choice, outcome: choiceLabel(step, judged.outcome) });
+}
+
+const verdictPanel = {
+  update(a) {
+    ui.verdict.textContent = [a.judged.text, predictionText(a.step, a.judged)].filter(Boolean).join(" ");
+    ui.verdict.dataset.outcome = a.judged.outcome ?? "";
+    if (a.judged.value !== undefined) ui.verdict.dataset.value = String(a.judged.value);
+    const saved = answerOf(a.step.id);
+    ui.verdict.dataset.prediction = !saved || saved.choice === undefined || a.judged.outcome == null
+      ? "none" : saved.choice === a.judged.outcome ? "right" : "wrong";
+  },
+};
+
+function chartFigure(chart, i) {
+  const describe = `chart-${i}-alt`;
+  const body = chart.table ?? el("div", { className: `lesson-plot${chart.heatmap ? " lesson-plot--square" : ""}` });
+  const node = el("figure", {
+    className: "lesson-chart", dataset: { chart: String(i), name: chart.name }, attrs: { "aria-describedby": describe },
+  }, [
+    el("figcaption", { className: "lesson-chart__caption", text: chart.caption }),
+    ...(chart.missing ? [] : [body]),
+    el("p", { id: describe, className: chart.missing ? "note" : "visually-hidden", text: chart.alt }),
+  ]);
+  return { node, body };
+}
+
+const chartsPanel = {
+  async update(a) {
+    for (const node of $$(".js-plotly-plot", ui.charts)) purge(node);
+    clear(ui.charts);
+    const charts = a.step.kind === "summary" ? [summaryChart()] : a.step.kind === "selftest"
+      ? [selftestChart(a.step)] : a.kind.charts(a.data, a.ctx);
+    chartIndex = Math.min(chartIndex, Math.max(0, charts.length - 1));
+    const built = charts.map((chart, i) => ({ chart, ...chartFigure(chart, i) }));
+    ui.charts.append(...built.map((b) => b.node));
+    applyChartVisibility();
+    // The chart on screen first, so the first picture comes as soon as possible.
+    const order = [...built].sort((x, y) => (x.node.hidden ? 1 : 0) - (y.node.hidden ? 1 : 0));
+    for (const b of order) {
+      if (b.chart.figure) await draw(b.body, b.chart.figure, `lesson-${a.step.id}-${b.chart.name}`);
+    }
+  },
+};
+
+const noticePanel = {
+  update(a) {
+    ui.notice.textContent = a.kind ? a.kind.notice(a.data, a.ctx) : "";
+    show(ui.notice, Boolean(ui.notice.textContent));
+  },
+};
+
+const figurePanel = {
+  update(a) {
+    const text = a.kind?.lesson ? a.kind.lesson(a.data, a.ctx) : "";
+    ui.figureText.textContent = text;
+    show(ui.figure, Boolean(text));
+  },
+};
+
+const snippetPanel = {
+  update(a) {
+    const code = a.kind?.snippet ? a.kind.snippet(a.ctx, a.data) : "";
+    ui.snippetCode.textContent = code;
+    ui.copyStatus.textContent = "";
+    show(ui.snippet, Boolean(code));
+  },
+};
+
+const PANELS = [verdictPanel, chartsPanel, noticePanel, figurePanel, snippetPanel].map((panel) => ({
+  update: panel.update,
+  /** The language or the layout changed: draw the last answer again. */
+  redraw: () => (answer ? panel.update(answer) : undefined),
+}));
+
+async function updatePanels() {
+  for (const panel of PANELS) await panel.update(answer);
+}
+
+// ---- self-test and summary ---------------------------------------------------------------------
+
+function judgeSelftest(step) {
+  const answers = answerOf(step.id)?.answers ?? {};
+  const n = step.questions.filter((q) => answers[q.id] === q.answer).length;
+  return { outcome: `${n}/${step.questions.length}`, text: tr("selftest_verdict", { n, total: step.questions.length }), value: n };
+}
+
+function selftestChart(step) {
+  const answers = answerOf(step.id)?.answers ?? {};
+  const items = step.questions.map((q) => el("li", { className: "selftest-answer" }, [
+    el("p", { className: "selftest-answer__q", text: tr(`selftest_${q.id}`) }),
+    el("p", { text: `${tr("summary_col_you")}: ${answers[q.id] ? tr(`selftest_${q.id}_choice_${answers[q.id]}`) : tr("summary_none")}` }),
+    el("p", { className: "selftest-answer__lesson", text: `${tr("selftest_lesson_says")}: ${tr(`selftest_${q.id}_answer`)}` }),
+  ]));
+  return { name: "selftest", caption: tr("selftest_lesson_says"), alt: "", table: el("ol", { className: "selftest-answers" }, items) };
+}
+
+function judgeSummary() {
+  const saved = allAnswers();
+  const asked = STEPS.filter((s) => s.choices && saved[s.id]?.choice !== undefined);
+  const right = asked.filter((s) => saved[s.id].choice === saved[s.id].outcome).length;
+  return { outcome: null, text: tr("summary_verdict", { right, answered: asked.length }), value: right };
+}
+
+function summaryChart() {
+  const saved = allAnswers();
+  const rows = STEPS.map((step, i) => ({ step, n: i + 1 })).filter(({ step }) => step.choices || step.questions)
+    .map(({ step, n }) => {
+      const s = saved[step.id] ?? {};
+      const you = step.questions ? (s.answers ? Object.values(s.answers).length : null) : s.choice;
+      const youText = step.questions ? (you ? s.outcome ?? "" : tr("summary_none")) : choiceLabel(step, you);
+      const did = step.questions ? (s.outcome ?? "–") : s.outcome ? choiceLabel(step, s.outcome) : "–";
+      const link = el("a", { href: stepUrl(n), text: tr("summary_open", { n }), dataset: { open: String(n) } });
+      return el("tr", { className: s.choice !== undefined && s.choice === s.outcome ? "is-right" : "" }, [
+        el("th", { scope: "row", text: `${n}. ${tr(`${step.id}_title`)}` }),
+        el("td", { text: youText }),
+        el("td", { text: did }),
+        el("td", {}, [link]),
+      ]);
+    });
+  const head = el("thead", {}, [el("tr", {}, ["summary_col_step", "summary_col_you", "summary_col_model", "summary_col_open"]
+    .map((key) => el("th", { scope: "col", text: tr(key) })))]);
+  const table = el("table", { className: "data-table summary-table" }, [
+    el("caption", { className: "visually-hidden", text: tr("summary_title") }), head, el("tbody", {}, rows),
+  ]);
+  return { name: "summary", caption: tr("summary_framing"), alt: "", table: el("div", { className: "table-wrap" }, [table]) };
+}
+
+// ---- presenter: one chart at a time ------------------------------------------------------------
+
+function applyChartVisibility() {
+  const charts = $$(".lesson-chart", ui.charts);
+  charts.forEach((node, i) => { node.hidden = state.present && i !== chartIndex; });
+  const many = state.present && charts.length > 1;
+  show(ui.chartNav, many);
+  if (many) ui.chartCount.textContent = tr("chart_count", { i: chartIndex + 1, n: charts.length });
+}
+
+function moveChart(delta) {
+  const n = $$(".lesson-chart", ui.charts).length;
+  if (!state.present || n < 2) return;
+  chartIndex = (chartIndex + delta + n) % n;
+  applyChartVisibility();
+  const plot = $(`.lesson-chart[data-chart="${chartIndex}"] .js-plotly-plot`, ui.charts);
+  if (plot) window.Plotly.Plots.resize(plot);
+}
+
+function setPresent(on) {
+  state.present = on;
+  writeUrl("replace");
+  renderNav();
+  applyChartVisibility();
+  // The plots changed size with the type; let Plotly measure them again.
+  for (const plot of $$(".js-plotly-plot", ui.charts)) if (!plot.closest("[hidden]")) window.Plotly.Plots.resize(plot);
+}
+
+// ---- events ------------------------------------------------------------------------------------
+
+function goTo(n, { focus = true } = {}) {
+  if (n < 1 || n > STEPS.length || n === state.step) return;
+  state.step = n;
+  writeUrl("push");
+  renderStep().catch(showError);
+  if (focus) ui.article.focus({ preventScroll: false });
+}
+
+function readSetup() {
+  const step = current();
+  const setup = setupOf(step);
+  if (!setup) return;
+  setup.a = ui.lineA.value;
+  if (setup.b !== null) setup.b = ui.lineB.value;
+  setup.position = ui.positions.find((r) => r.checked)?.value ?? setup.position;
+  setup.weights = ui.weights.value;
+  setup.n_layer = Number(ui.nLayer.value);
+  setup.n_head = Number(ui.heads.value);
+  setup.causal = ui.causal.checked;
+  if (setup.weights === "trained" && !OPTIONS.trained[setup.position]) setup.weights = "random";
+  if (setup.weights === "trained") Object.assign(setup, { n_layer: null, n_head: null });
+  return setup;
+}
+
+function onSetupChange(event) {
+  if (event.isComposing) return;
+  readSetup();
+  if (event.type !== "input") renderSetup(current());
+  else updateHints(setupOf(current()));
+  if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch
+  clearTimeout(debounce);
+  setBusy(true);
+  debounce = setTimeout(() => {
+    debounce = null;
+    reveal().catch(showError);
+  }, event.type === "input" ? DEBOUNCE_MS : 0);
+}
+
+function isTyping(target) {
+  return target instanceof HTMLElement && (target.matches("input, select, textarea") || target.isContentEditable);
+}
+
+function onKey(event) {
+  if (event.altKey || event.ctrlKey || event.metaKey || isTyping(event.target)) return;
+  if (event.key === "ArrowRight") goTo(state.step + 1);
+  else if (event.key === "ArrowLeft") goTo(state.step - 1);
+  else if (state.present && (event.key === "Enter" || event.key === " ") && !event.target.matches?.("button, a")) {
+    event.preventDefault();
+    presenterReveal();
+  } else if (event.key === "ArrowDown" && state.present) {
+    event.preventDefault();
+    moveChart(1);
+  } else if (event.key === "ArrowUp" && state.present) {
+    event.preventDefault();
+    moveChart(-1);
+  }
+}
+
+async function copySnippet() {
+  try {
+    await navigator.clipboard.writeText(ui.snippetCode.textContent);
+    ui.copyStatus.textContent = tr("copied");
+  } catch {
+    // No clipboard outside a secure context (http on the class network): select it for Ctrl+C.
+    const range = document.createRange();
+    range.selectNodeContents(ui.snippetCode);
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+    ui.copyStatus.textContent = tr("copy_failed");
+  }
+}
+
+const lessonDicts = new Map([[document.documentElement.lang, firstLessonTexts]]);
+
+async function loadLessonDict(lang) {
+  if (!lessonDicts.has(lang)) {
+    const response = await fetch(new URL(`../../i18n/lesson/${lang}.json`, import.meta.url));
+    if (!response.ok) throw new Error(`lesson texts for ${lang}: HTTP ${response.status}`);
+    lessonDicts.set(lang, await response.json());
+  }
+  return lessonDicts.get(lang);
+}
+
+async function switchLanguage(lang) {
+  const [main, lesson] = await Promise.all([loadDict(lang), loadLessonDict(lang)]);
+  if (state.lang !== lang) return;
+  setDict({ ...main, ...lesson });
+  applyDict(lang);
+  renderNav();
+  renderQuestion(current());
+  if (setupOf(current())) updateHints(setupOf(current()));
+  for (const panel of PANELS) await panel.redraw();
+  applyChartVisibility();
+}
+
+function bind() {
+  ui.form.addEventListener("submit", commit);
+  for (const input of [ui.lineA, ui.lineB]) {
+    input.addEventListener("input", onSetupChange);
+    input.addEventListener("compositionend", onSetupChange);
+  }
+  for (const control of [...ui.positions, ui.weights, ui.nLayer, ui.heads, ui.causal]) {
+    control.addEventListener("change", onSetupChange);
+  }
+  for (const [link, delta] of [[ui.prev, -1], [ui.next, 1]]) {
+    link.addEventListener("click", (event) => {
+      event.preventDefault();
+      goTo(state.step + delta);
+    });
+  }
+  ui.select.addEventListener("change", () => goTo(Number(ui.select.value), { focus: false }));
+  ui.charts.addEventListener("click", (event) => {
+    const link = event.target.closest("a[data-open]");
+    if (!link) return;
+    event.preventDefault();
+    goTo(Number(link.dataset.open));
+  });
+  ui.present.addEventListener("change", () => setPresent(ui.present.checked));
+  $("#chart-prev").addEventListener("click", () => moveChart(-1));
+  $("#chart-next").addEventListener("click", () => moveChart(1));
+  ui.copy.addEventListener("click", () => { copySnippet().catch(console.error); });
+  ui.lang.addEventListener("change", () => {
+    state.lang = ui.lang.value;
+    writeUrl("push");
+    switchLanguage(state.lang).catch(showError);
+  });
+  document.addEventListener("keydown", onKey);
+  window.addEventListener("popstate", () => {
+    const next = readUrl();
+    const langChanged = next.lang !== state.lang;
+    Object.assign(state, next);
+    ui.lang.value = state.lang;
+    const redraw = langChanged ? switchLanguage(state.lang) : Promise.resolve();
+    redraw.then(renderStep).catch(showError);
+  });
+}
+
+function start() {
+  setDict({ ...firstTexts, ...firstLessonTexts });
+  bind();
+  if (state.lang !== document.documentElement.lang) {
+    ui.lang.value = state.lang;
+    switchLanguage(state.lang).then(renderStep).catch(showError);
+  } else {
+    writeUrl("replace");
+    renderStep().catch(showError);
+  }
+}
+
+start();
