@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from app import docs
 from app.cache import ResponseCache
 from app.errors import InputError
 from app.middleware import GuardMiddleware
@@ -38,6 +39,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="A small GPT's attention heads and position encodings, computed on request.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # FastAPI's pages load from a CDN with inline scripts; app.docs serves them from here
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.registry = None
@@ -47,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(docs.router)
     app.include_router(lesson.router)
     # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=5)

@@ -1,4 +1,4 @@
-"""Browser tests: the real app in a uvicorn subprocess, driven by the system chromium through Playwright.
+"""Browser tests: the real app served by `heads-positions serve`, driven by the system chromium through Playwright.
 
 Missing chromium or playwright is a failure, not a skip: CI must not go green without a browser.
 Every page a test opens records console errors, page errors, Content-Security-Policy violations
@@ -7,6 +7,7 @@ and requests to other hosts; the test fails if there are any.
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -56,11 +57,13 @@ def _read_log(log) -> str:
 
 @pytest.fixture(scope="session")
 def server_url():
+    """The app served the README's way: `heads-positions serve` from the venv, one worker."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app", "--port", str(port)]
+    cmd = [str(Path(sys.executable).with_name("heads-positions")), "serve", "--port", str(port), "--workers", "1"]
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+        # Its own process group, so a supervisor that will not stop is killed together with its worker.
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             deadline = time.monotonic() + SERVER_START_TIMEOUT
             while True:
@@ -83,7 +86,7 @@ def server_url():
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
 
 
@@ -151,6 +154,9 @@ class PageProblems:
 class PageOpener:
     """open_page(path="/", width=1280, height=900, locale="zh-CN") -> a loaded Playwright page.
 
+    On the explorer it waits for the first render; open_page(path, explorer=False) opens other pages
+    (/docs, /redoc) with the same checks and waits only for the load event.
+
     open_page.allow("status of 422") lets console errors containing that text pass, for a test
     that provokes them on purpose (chromium logs every failed fetch as a console error).
     """
@@ -162,7 +168,8 @@ class PageOpener:
         self.problems: list[PageProblems] = []
         self.allowed: list[str] = []
 
-    def __call__(self, path: str = "/", width: int = 1280, height: int = 900, locale: str = "zh-CN"):
+    def __call__(self, path: str = "/", width: int = 1280, height: int = 900, locale: str = "zh-CN",
+                 explorer: bool = True):
         context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
         self.contexts.append(context)
         page = context.new_page()
@@ -171,7 +178,8 @@ class PageOpener:
         seen.attach(page)
         self.problems.append(seen)
         page.goto(self.server_url + path)
-        Tools.wait_rendered(page, 0)
+        if explorer:
+            Tools.wait_rendered(page, 0)
         return page
 
     def allow(self, text: str) -> None:
