@@ -8,7 +8,7 @@ export const FIELD_CONTROLS = {
   position: "position",
   n_head: "heads",
   weights: "weights",
-  n_layer: "layer",
+  n_layer: "n-layer",
   layer: "layer",
   causal: "causal",
 };

@@ -23,7 +23,10 @@ const ui = {
   weights: $("#weights"),
   trainedOption: $('#weights option[value="trained"]'),
   layer: $("#layer"),
+  nLayer: $("#n-layer"),
   causal: $("#causal"),
+  posinfo: $("#posinfo"),
+  align: $("#align"),
   ropePair: $("#rope-pair"),
   download: $("#download-json"),
   lang: $("#lang"),
@@ -46,11 +49,13 @@ let wantAll = false; // a render of every panel is owed
 let rendering = false;
 let relative = null; // the relative-distance panel, created at start
 let shipped = null; // the panels of shipped results, created at start
+let shownError = null; // the error on screen, kept so a language switch can word it again
 
 // ---- state <-> URL ----------------------------------------------------------------------------
 
 function writeUrl(mode) {
-  const url = `${location.pathname}${toSearch(state)}`;
+  // The #fragment stays: it is the panel a shared link points at.
+  const url = `${location.pathname}${toSearch(state)}${location.hash}`;
   if (mode === "push" && !sameState(state, readState(location.search, LANGS, state.lang))) {
     history.pushState(null, "", url);
   } else {
@@ -83,7 +88,7 @@ function isLong() {
 /** The depth of the model the next request will get, when the page already knows it. */
 function knownDepth() {
   if (effectiveWeights() === "trained") return trainedShape(state.pos).n_layer;
-  return response?.model.weights === "random" ? response.model.n_layer : null;
+  return state.nLayer ?? options?.random?.n_layer ?? null;
 }
 
 function maxChars() {
@@ -98,6 +103,10 @@ function updateWeightsUi() {
   ui.weights.value = weights;
   ui.heads.disabled = weights === "trained";
   ui.heads.value = String(weights === "trained" ? shape.n_head : state.heads);
+  // The layer count is the random model's to choose; trained weights show their own depth.
+  ui.nLayer.disabled = weights === "trained";
+  const depth = knownDepth();
+  if (depth) ui.nLayer.value = String(depth);
   let note = "";
   if (weights === "trained") {
     note = tr("trained_shape", shape);
@@ -140,6 +149,8 @@ function applyControls() {
   for (const radio of ui.positions) radio.checked = radio.value === state.pos;
   ui.lang.value = state.lang;
   ui.causal.checked = state.causal;
+  ui.posinfo.checked = state.posinfo;
+  ui.align.checked = state.align;
   if ([...ui.layer.options].some((o) => o.value === String(state.layer))) ui.layer.value = String(state.layer);
   updateWeightsUi();
   updateHints();
@@ -147,6 +158,7 @@ function applyControls() {
 
 // ---- errors and status ------------------------------------------------------------------------
 
+/** kind: idle, loading, ready, error (the request failed) or invalid (an input to fix; nothing was sent). */
 function setStatus(kind) {
   ui.status.dataset.state = kind;
   ui.status.textContent = kind === "idle" ? "" : tr(`status_${kind}`);
@@ -169,27 +181,52 @@ function clearErrors() {
   ui.generalError.textContent = "";
   show(ui.generalError, false);
   ui.results.classList.remove("is-stale");
+  shownError = null;
 }
 
-/** A message a student can act on, in the page's language when we recognise the error. */
+/**
+ * A message a student can act on, in the page's language: from the error's machine-readable type and
+ * the rule's values (ctx). The server's English msg is only the last resort, for a type we do not know.
+ */
 function fieldMessage(error) {
   const isLine = error.field === "line_a" || error.field === "line_b";
-  if (isLine && error.type === "string_too_short") return tr("error_empty");
+  const ctx = error.ctx ?? {};
   if (isLine) {
+    if (error.type === "string_too_short" || error.type === "missing") return tr("error_empty");
     const text = error.field === "line_a" ? state.a : state.b;
-    const max = maxChars() ?? error.ctx?.max_length;
-    if (text.length === 0) return tr("error_empty");
-    if (max && [...text].length > max) {
+    const max = ctx.max_length ?? maxChars();
+    if (error.type === "string_too_long" || (max && [...text].length > max)) {
       return state.pos === "learned" ? tr("error_too_long_learned", { max }) : tr("error_too_long", { max });
     }
   }
-  return error.msg;
+  const known = {
+    less_than_equal: () => tr("error_at_most", { max: ctx.le }),
+    greater_than_equal: () => tr("error_at_least", { min: ctx.ge }),
+    n_head_choice: () => tr("error_n_head"),
+    literal_error: () => tr("error_choice", { expected: ctx.expected }),
+    missing: () => tr("error_missing"),
+    extra_forbidden: () => tr("error_extra"),
+  };
+  if (known[error.type]) return known[error.type]();
+  if (["int_type", "int_parsing", "bool_type", "string_type", "float_type"].includes(error.type)) return tr("error_type");
+  return tr("error_rule", { msg: error.msg });
+}
+
+/** Fields the page can check before asking the server: an empty line is an input to fix, not a failure. */
+function inputProblems() {
+  const fields = [];
+  if (!state.a) fields.push({ field: "line_a", type: "string_too_short", ctx: { min_length: 1 } });
+  if (!state.b) fields.push({ field: "line_b", type: "string_too_short", ctx: { min_length: 1 } });
+  return fields.length ? new ApiError(422, fields, []) : null;
 }
 
 function showError(error) {
   clearErrors();
+  shownError = error;
   ui.results.classList.add("is-stale");
-  setStatus("error");
+  // A 422 naming fields is an input to fix: the request itself did not fail.
+  const invalid = error instanceof ApiError && error.status === 422 && error.fields.length > 0;
+  setStatus(invalid ? "invalid" : "error");
   if (!(error instanceof ApiError)) {
     ui.generalError.textContent = tr("error_network");
     show(ui.generalError, true);
@@ -203,10 +240,10 @@ function showError(error) {
     const control = id === "position" ? $(".switch") : $(`#${id}`);
     control?.setAttribute("aria-invalid", "true");
   }
-  const general = error.general.map((g) => g.msg).filter(Boolean);
-  if (error.status === 413) general.unshift(tr("error_too_large"));
-  else if (error.status === 429) general.unshift(tr("error_rate_limited"));
-  else if (!error.fields.length) general.unshift(tr("error_server", { status: error.status }));
+  const general = [];
+  if (error.status === 413) general.push(tr("error_too_large"));
+  else if (error.status === 429) general.push(tr("error_rate_limited"));
+  else if (!error.fields.length) general.push(tr("error_server", { status: error.status }));
   if (general.length) {
     ui.generalError.textContent = general.join(" ");
     show(ui.generalError, true);
@@ -219,6 +256,7 @@ function requestBody() {
   const body = { line_a: state.a, line_b: state.b, position: state.pos, weights: effectiveWeights() };
   // Trained weights fix their own shape: sending n_head or n_layer could only conflict with it.
   if (body.weights === "random") body.n_head = state.heads;
+  if (body.weights === "random" && state.nLayer) body.n_layer = state.nLayer;
   if (!state.causal) body.causal = false;
   // Every layer of two long lines is megabytes of JSON: ask for the layer on screen only.
   if (isLong()) body.layer = Math.min(state.layer, knownDepth() ?? state.layer);
@@ -234,6 +272,13 @@ function scheduleCompare() {
 async function compare() {
   clearTimeout(debounceTimer);
   debounceTimer = null;
+  const problem = inputProblems();
+  if (problem) {
+    inFlight?.controller.abort();
+    inFlight = null;
+    showError(problem);
+    return;
+  }
   const body = requestBody();
   const key = JSON.stringify(body);
   if (inFlight?.key === key) return;
@@ -307,7 +352,8 @@ async function renderNow(generation) {
     renderNext(response);
     renderHeads(response, options);
   }
-  let done = await renderHeatmaps(response, state.layer, isStale);
+  const view = { layer: state.layer, posinfo: state.posinfo, align: state.align };
+  let done = await renderHeatmaps(response, view, isStale);
   if (done && all) {
     await Promise.all([renderDepth(response), renderResidual(response), renderRope(response)]);
     done = !isStale();
@@ -317,6 +363,14 @@ async function renderNow(generation) {
     return;
   }
   ui.results.dataset.renderCount = String(Number(ui.results.dataset.renderCount || 0) + 1);
+  if (Number(ui.results.dataset.renderCount) === 1) scrollToFragment();
+}
+
+/** The panels above a linked one have just grown: bring the linked panel back into view once. */
+function scrollToFragment() {
+  const id = decodeURIComponent(location.hash.slice(1));
+  const target = id && document.getElementById(id);
+  if (target && !target.hidden) target.scrollIntoView({ block: "start" });
 }
 
 async function switchLanguage(lang) {
@@ -326,6 +380,8 @@ async function switchLanguage(lang) {
   applyDict(lang);
   applyControls();
   setStatus(ui.status.dataset.state || "idle");
+  // Errors on screen are worded again in the new language.
+  if (shownError) showError(shownError);
   await Promise.all([render(), relative?.redraw(), shipped?.redraw()]);
 }
 
@@ -369,7 +425,7 @@ async function onPopState() {
   typing = false;
   applyControls();
   if (state.lang !== previous.lang) await switchLanguage(state.lang);
-  relative?.refresh();
+  relative?.apply(state.rel);
   await compare();
 }
 
@@ -385,6 +441,10 @@ function bind() {
   ui.heads.addEventListener("change", onChange(() => { state.heads = Number(ui.heads.value); }));
   ui.weights.addEventListener("change", onChange(() => { state.weights = ui.weights.value; }));
   ui.layer.addEventListener("change", onChange(() => { state.layer = Number(ui.layer.value); }, { fetch: false }));
+  ui.nLayer.addEventListener("change", onChange(() => { state.nLayer = Number(ui.nLayer.value); }));
+  // Both views and both ways of subtracting are in the answer already: redraw, do not refetch.
+  ui.posinfo.addEventListener("change", onChange(() => { state.posinfo = ui.posinfo.checked; }, { fetch: false }));
+  ui.align.addEventListener("change", onChange(() => { state.align = ui.align.checked; }, { fetch: false }));
   ui.causal.addEventListener("change", onChange(() => { state.causal = ui.causal.checked; }));
   ui.ropePair.addEventListener("change", () => {
     if (response?.rope) renderRopePairs(response).catch(console.error);
@@ -423,8 +483,15 @@ async function start() {
   relative = createRelativePanel(() => ({
     weights: effectiveWeights(),
     heads: state.heads,
+    nLayer: state.nLayer,
     trainedAll: trainedEverywhere(),
-  }));
+  }), {
+    initial: state.rel,
+    onChange(rel) {
+      state.rel = { ...rel };
+      writeUrl("replace");
+    },
+  });
   shipped = createShippedPanels();
   await compare();
 }

@@ -3,8 +3,9 @@
 import { $, $$, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
 import { fillRich, tr } from "./i18n.js";
+import { differenceMap, largestAbs, reorderingOf, topCells } from "./align.js";
 import {
-  RESIDUAL_FLOOR, depthFigure, diffPattern, heatmapFigure, maskPattern, maxAbs, residualFigure, ropeFigure, visible,
+  RESIDUAL_FLOOR, depthFigure, heatmapFigure, maskPattern, residualFigure, ropeFigure, visible,
 } from "./plots.js";
 import { ropePairFigure } from "./plots-positions.js";
 
@@ -45,21 +46,26 @@ export function renderSummary(response) {
   }
 }
 
-function heatmapCell(line, head, caption) {
-  const plot = el("div", {
-    className: "heatmap",
-    dataset: { line, head: String(head) },
-    attrs: { role: "img" },
-  });
+/**
+ * One heatmap: a <figure> named by its caption and described by a text alternative (the largest
+ * weights). The figure carries the name, not the plot: Plotly's save buttons inside the plot are
+ * focusable, and a role=img around them would hide them from assistive technology.
+ */
+function heatmapCell(line, head) {
+  const id = `heatmap-${line}-${head}`;
   const badge = line === "diff"
     ? []
-    : [el("span", { className: `line-badge line-badge--${line}`, text: line.toUpperCase() })];
-  return el("figure", { className: `heatmap-cell heatmap-cell--${line}` }, [
-    el("figcaption", { className: "heatmap-cell__caption" }, [
+    : [el("span", { className: `line-badge line-badge--${line}`, text: line.toUpperCase(), attrs: { "aria-hidden": "true" } })];
+  return el("figure", {
+    className: `heatmap-cell heatmap-cell--${line}`,
+    attrs: { "aria-labelledby": `${id}-caption`, "aria-describedby": `${id}-alt` },
+  }, [
+    el("figcaption", { id: `${id}-caption`, className: "heatmap-cell__caption" }, [
       ...badge,
-      el("span", { className: "heatmap-cell__text", text: caption }),
+      el("span", { className: "heatmap-cell__text" }),
     ]),
-    plot,
+    el("div", { className: "heatmap", dataset: { line, head: String(head) } }),
+    el("p", { id: `${id}-alt`, className: "heatmap-cell__alt visually-hidden" }),
   ]);
 }
 
@@ -69,11 +75,18 @@ function ensureGrid(grid, nHead, withDiff) {
   purgeAll(grid);
   clear(grid);
   for (let h = 0; h < nHead; h += 1) {
-    const cells = [heatmapCell("a", h, ""), heatmapCell("b", h, "")];
-    if (withDiff) cells.push(heatmapCell("diff", h, ""));
+    const cells = [heatmapCell("a", h), heatmapCell("b", h)];
+    if (withDiff) cells.push(heatmapCell("diff", h));
     grid.append(
-      el("div", { className: "heatmap-row", dataset: { head: String(h) }, attrs: { role: "group" } }, [
-        el("h3", { className: "heatmap-row__title" }),
+      el("div", {
+        className: "heatmap-row",
+        dataset: { head: String(h) },
+        attrs: { role: "group", "aria-labelledby": `heatmap-row-${h}-title` },
+      }, [
+        el("div", { className: "heatmap-row__head" }, [
+          el("h3", { id: `heatmap-row-${h}-title`, className: "heatmap-row__title" }),
+          el("p", { className: "heatmap-row__score" }),
+        ]),
         el("div", { className: `heatmap-row__plots${withDiff ? " has-diff" : ""}` }, cells),
       ]),
     );
@@ -82,43 +95,124 @@ function ensureGrid(grid, nHead, withDiff) {
   grid.dataset.diff = String(withDiff);
 }
 
-export async function renderHeatmaps(response, layer, isStale = () => false) {
+/** Under this, a difference of attention weights (each between 0 and 1) is float32 rounding. */
+export const WEIGHT_ROUNDING = 1e-6;
+const fmtSci = (v) => (v === 0 ? "0" : v.toExponential(1));
+const fmtWeight = (v) => (Math.abs(v) >= 0.01 ? v.toFixed(2) : fmtSci(v));
+
+/** "日→白 0.62, 尽→山 0.41": the text alternative of one map, its largest cells (query → key). */
+function describeCells(z, labels, kind) {
+  // Row 0 of a causal pattern always puts all its weight on itself: it says nothing.
+  const skip = kind === "pattern" && z.length > 1 && z[0].filter((v) => v !== null).length === 1
+    ? new Set([0]) : new Set();
+  const cells = topCells(z, 3, skip).map(({ q, k, v }) =>
+    `${labels[q]}→${labels[k]} ${kind === "diff" && v > 0 ? "+" : ""}${fmtWeight(v)}`);
+  return tr(kind === "diff" ? "alt_diff" : "alt_pattern", { cells: cells.join(tr("list_sep")) });
+}
+
+/**
+ * The A − B column: what it subtracts (aligned by character or cell by cell) and, from the numbers,
+ * what its last row says. Returns the per-head maps and their largest |A − B|.
+ */
+function differences(a, b, tokensA, tokensB, align) {
+  const perm = reorderingOf(tokensA, tokensB);
+  const aligned = Boolean(perm) && align;
+  const maps = a.map((m, h) => differenceMap(m, b[h], aligned ? perm : null));
+  return { perm, aligned, maps, largest: maps.map(largestAbs) };
+}
+
+function explainDifference(response, view, diff) {
+  const [lineA, lineB] = response.lines;
+  const T = lineA.tokens.length;
+  const last = T - 1;
+  const lastA = visible(lineA.tokens[last]);
+  const lastB = visible(lineB.tokens[last]);
+  let what;
+  if (diff.aligned) what = tr("attn_diff_aligned");
+  else if (diff.perm) what = tr("attn_diff_cells_reorder");
+  else what = tr("attn_diff_cells_other");
+  fillRich($("#attn-diff-what"), what);
+
+  // The verdict reads the last row of every head's map, where the last character weighs the whole line.
+  const lastRow = Math.max(0, ...diff.maps.map((m) => Math.max(0, ...m[last].filter((v) => v !== null).map(Math.abs))));
+  const blind = !view.posinfo || response.model.position === "none";
+  let verdict = "";
+  if (diff.aligned && lineA.tokens[last] !== lineB.tokens[last]) {
+    verdict = tr("attn_verdict_other_end", { a: lastA, b: lastB, value: fmtSci(lastRow) });
+  } else if (diff.aligned && lastRow < WEIGHT_ROUNDING) {
+    verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtSci(lastRow), limit: WEIGHT_ROUNDING.toExponential() });
+  } else if (diff.aligned) {
+    const why = !blind ? "attn_why_positions" : view.layer > 1 ? "attn_why_leak" : "attn_why_other";
+    verdict = `${tr("attn_verdict_differs", { ch: lastA, value: fmtSci(lastRow) })} ${tr(why, { layer: view.layer, prev: view.layer - 1 })}`;
+  }
+  if (diff.aligned && blind && view.layer === 1 && T > 2) verdict += ` ${tr("attn_earlier_rows")}`;
+  const node = $("#attn-verdict");
+  fillRich(node, verdict.trim());
+  show(node, Boolean(verdict));
+}
+
+/** view: {layer, posinfo (false: the run without position information), align (false: cell by cell)}. */
+export async function renderHeatmaps(response, view, isStale = () => false) {
   const grid = $("#heatmaps");
   const [lineA, lineB] = response.lines;
-  const { n_head: nHead, n_layer: nLayer, causal } = response.model;
+  const { n_head: nHead, n_layer: nLayer, causal, position } = response.model;
+  const { layer } = view;
   // Long lines come with one layer only (the request names it); the response says which.
   const slot = response.attention_layers.indexOf(layer);
   if (slot < 0) return false;
+  const key = view.posinfo ? "attention" : "attention_without_position";
   const withDiff = lineA.tokens.length === lineB.tokens.length;
   ensureGrid(grid, nHead, withDiff);
   grid.dataset.layer = String(layer);
+  grid.dataset.posinfo = String(view.posinfo);
   show($("#attn-diff-note"), !withDiff);
   show($("#attn-causal-note"), !causal);
+  const blindNote = $("#attn-blind-note");
+  fillRich(blindNote, view.posinfo ? "" : tr(position === "none" ? "attn_blind_none" : "attn_blind"));
+  show(blindNote, !view.posinfo);
   $("#attn-layer-note").textContent = tr("attn_layer_of", { layer, n_layer: nLayer });
 
-  const a = lineA.attention[slot].map((m) => maskPattern(m, causal));
-  const b = lineB.attention[slot].map((m) => maskPattern(m, causal));
-  const diffs = withDiff ? a.map((m, h) => diffPattern(m, b[h])) : [];
+  const a = lineA[key][slot].map((m) => maskPattern(m, causal));
+  const b = lineB[key][slot].map((m) => maskPattern(m, causal));
+  const diff = withDiff ? differences(a, b, lineA.tokens, lineB.tokens, view.align) : null;
+  grid.dataset.aligned = String(Boolean(diff?.aligned));
+  show($("#attn-diff-what"), withDiff);
+  const alignBox = $("#align");
+  alignBox.disabled = !diff?.perm;
+  if (diff) explainDifference(response, view, diff);
+  else show($("#attn-verdict"), false);
   // One symmetric range for every head of the layer, so the heads can be compared by colour.
-  const range = withDiff ? Math.max(maxAbs(diffs), 1e-6) : 1;
+  const range = diff ? Math.max(...diff.largest.map((x) => x.value), 1e-9) : 1;
+  const strongest = diff ? diff.largest.reduce((best, x, h) => (x.value > diff.largest[best].value ? h : best), 0) : -1;
 
   // Row by row, yielding between rows: the first heads appear at once, typing stays responsive,
   // and a newer render can stop this one (isStale) instead of queueing behind it.
   for (let h = 0; h < nHead; h += 1) {
     if (isStale()) return false;
     const row = $(`.heatmap-row[data-head="${h}"]`, grid);
-    $(".heatmap-row__title", row).textContent = tr("attn_head", { h: h + 1 });
+    const head = tr("attn_head", { h: h + 1 });
+    $(".heatmap-row__title", row).textContent = head;
+    const score = $(".heatmap-row__score", row);
+    score.textContent = diff ? tr("attn_head_score", { value: fmtSci(diff.largest[h].value) }) : "";
+    score.dataset.value = diff ? String(diff.largest[h].value) : "";
+    row.classList.toggle("is-strongest", h === strongest && nHead > 1);
+    const diffCaption = tr(diff?.aligned ? "attn_col_diff_aligned" : "attn_col_diff");
     const cells = [
-      ["a", lineA, a[h], "pattern", lineA.text, tr("attn_col_a")],
-      ["b", lineB, b[h], "pattern", lineB.text, tr("attn_col_b")],
+      ["a", lineA.tokens, a[h], "pattern", lineA.text, tr("attn_col_a")],
+      ["b", lineB.tokens, b[h], "pattern", lineB.text, tr("attn_col_b")],
     ];
-    if (withDiff) cells.push(["diff", lineA, diffs[h], "diff", tr("attn_col_diff"), tr("attn_col_diff")]);
-    const jobs = cells.map(([which, line, z, kind, caption, name]) => {
+    if (diff) cells.push(["diff", lineA.tokens, diff.maps[h], "diff", diffCaption, diffCaption]);
+    const jobs = cells.map(([which, tokens, z, kind, caption, name]) => {
       const plot = $(`.heatmap[data-line="${which}"]`, row);
-      $(".heatmap-cell__text", plot.parentElement).textContent = caption;
-      plot.setAttribute("aria-label", `${tr("attn_head", { h: h + 1 })}, ${name}: ${caption}`);
-      const figure = heatmapFigure({ tokens: line.tokens, tokensB: lineB.tokens, z, kind, range });
-      return draw(plot, figure, `attention-layer${layer}-head${h + 1}-${which}`);
+      const figure = plot.parentElement;
+      $(".heatmap-cell__text", figure).textContent = caption;
+      // Cell by cell, a position of A − B holds two characters: "白/山".
+      const labels = kind === "diff" && !diff.aligned
+        ? tokens.map((ch, i) => `${visible(ch)}/${visible(lineB.tokens[i])}`)
+        : tokens.map(visible);
+      $(".heatmap-cell__alt", figure).textContent = `${head}, ${name}. ${describeCells(z, labels, kind)}`;
+      const spec = { tokens, tokensB: lineB.tokens, z, kind, range, aligned: Boolean(diff?.aligned) };
+      return draw(plot, heatmapFigure(spec), `attention-layer${layer}-head${h + 1}-${which}`);
     });
     await Promise.all(jobs);
     await nextTask();
@@ -126,30 +220,67 @@ export async function renderHeatmaps(response, layer, isStale = () => false) {
   return true;
 }
 
+/** Under this, a difference of the untrained models' next-character scores is float32 rounding. */
+export const LOGIT_ROUNDING = 1e-5;
+
+/**
+ * The depth panel's claims, worded for the lines actually typed: a reordering that ends on the same
+ * character, a reordering that does not, or other characters; and each backed by the numbers.
+ */
+function depthVerdict(response) {
+  const [lineA, lineB] = response.lines;
+  const [one, two] = response.by_depth;
+  const perm = reorderingOf(lineA.tokens, lineB.tokens);
+  const T = lineA.tokens.length;
+  const same = one.without_position.max_abs;
+  const sentences = [];
+  if (same < LOGIT_ROUNDING) {
+    sentences.push(tr("depth_verdict_same", { value: fmtSci(same) }));
+  } else if (perm && lineA.tokens[T - 1] !== lineB.tokens[T - 1]) {
+    sentences.push(tr("depth_verdict_other_end", {
+      value: fmtSci(same), a: visible(lineA.tokens[T - 1]), b: visible(lineB.tokens[T - 1]),
+    }));
+  } else if (!perm) {
+    sentences.push(tr("depth_verdict_other_chars", { value: fmtSci(same) }));
+  } else {
+    sentences.push(tr("depth_verdict_differs", { value: fmtSci(same) }));
+  }
+  if (two && same < LOGIT_ROUNDING && response.model.causal) {
+    const leak = two.without_position.max_abs;
+    sentences.push(tr(leak < LOGIT_ROUNDING ? "depth_verdict_no_leak" : "depth_verdict_leak", { value: fmtSci(leak) }));
+  }
+  return sentences.join(" ");
+}
+
+/** The mask-off control: every depth's difference without positions, and whether it is all rounding. */
+function causalOffNote(response) {
+  const largest = Math.max(...response.by_depth.map((row) => row.without_position.max_abs));
+  return tr(largest < LOGIT_ROUNDING ? "depth_causal_off" : "depth_causal_off_differs", { value: fmtSci(largest) });
+}
+
 export function renderDepth(response) {
   const weights = weightsLabel(response.model);
+  // Under none there is no position information to add: the "with" column would repeat "without".
+  const none = response.model.position === "none";
+  const keys = none ? ["without_position"] : ["with_position", "without_position"];
+  show($("#depth-table th[data-key=with]"), !none);
+  show($("#depth-none-note"), none);
   const tbody = clear($("#depth-table tbody"));
   const fmt = (v) => (v === 0 ? "0" : v.toExponential(1));
-  for (const row of response.by_depth) {
-    tbody.append(
-      el("tr", {}, [
-        el("th", { scope: "row", text: String(row.n_layer) }),
-        el("td", { text: fmt(row.with_position.max_abs) }),
-        el("td", { text: fmt(row.without_position.max_abs) }),
-      ]),
-    );
-  }
-  tbody.append(
-    el("tr", { className: "is-current" }, [
-      el("th", { scope: "row", text: tr("depth_table_this", { n_layer: response.model.n_layer, weights }) }),
-      el("td", { text: fmt(response.difference.with_position.max_abs) }),
-      el("td", { text: fmt(response.difference.without_position.max_abs) }),
-    ]),
-  );
-  const values = [...response.by_depth, response.difference]
-    .flatMap((r) => [r.with_position.max_abs, r.without_position.max_abs]);
+  const row = (label, values, className = "") =>
+    el("tr", { className }, [
+      el("th", { scope: "row", text: label }),
+      ...keys.map((key) => el("td", { text: fmt(values[key].max_abs) })),
+    ]);
+  for (const r of response.by_depth) tbody.append(row(String(r.n_layer), r));
+  tbody.append(row(tr("depth_table_this", { n_layer: response.model.n_layer, weights }), response.difference, "is-current"));
+  const values = [...response.by_depth, response.difference].flatMap((r) => keys.map((key) => r[key].max_abs));
   show($("#depth-zero-note"), values.some((v) => v === 0));
-  show($("#depth-causal-note"), !response.model.causal);
+  const verdict = $("#depth-verdict");
+  fillRich(verdict, depthVerdict(response));
+  const causalNote = $("#depth-causal-note");
+  fillRich(causalNote, response.model.causal ? "" : causalOffNote(response));
+  show(causalNote, !response.model.causal);
   const figure = depthFigure({ byDepth: response.by_depth, difference: response.difference, model: response.model });
   return draw($("#depth-plot"), figure, "by-depth");
 }
@@ -214,6 +345,7 @@ export function renderResidual(response) {
 
 export function renderRope(response) {
   const panel = $("#panel-rope");
+  show($("#toc-rope"), Boolean(response.rope));
   if (!response.rope) {
     for (const node of $$(".plot", panel)) purge(node);
     show(panel, false);
@@ -252,17 +384,42 @@ export function renderRopePairs(response) {
   return Promise.all(jobs);
 }
 
-export function renderHeads(response, options) {
+/** One column of the head-split panel: shapes on the way through, and the parameter counts. */
+function renderSplit(root, { nEmbd, shapes, params, nHead }) {
   const fmtShape = (shape) => `(${shape.join(", ")})`;
-  for (const key of ["q", "heads", "scores"]) {
-    $(`#shape-flow [data-shape="${key}"]`).textContent = fmtShape(response.shapes[key]);
+  // The heads are joined back by transpose(1, 2) and view: q's own (B, T, C) shape again.
+  const joined = shapes.q;
+  for (const [key, shape] of [["q", shapes.q], ["heads", shapes.heads], ["scores", shapes.scores], ["joined", joined]]) {
+    for (const node of $$(`[data-shape="${key}"]`, root)) node.textContent = fmtShape(shape);
   }
+  const counts = params.find((p) => p.n_head === nHead) ?? params[0];
+  const C = nEmbd;
+  const n = (v) => v.toLocaleString("en-US");
+  // The formula is written from the width; the total shown is the one the server counted on a real module.
+  $('[data-count="qkv"]', root).textContent = `qkv = 3·${C}·${C} + 3·${C} = ${n(counts.qkv)}`;
+  $('[data-count="proj"]', root).textContent = `proj = ${C}·${C} + ${C} = ${n(counts.proj)}`;
+  root.dataset.qkv = String(counts.qkv);
+  root.dataset.proj = String(counts.proj);
+}
+
+export function renderHeads(response, options) {
+  const m = response.model;
+  const lesson = response.lesson_split;
+  renderSplit($("#split-lesson"), { nEmbd: lesson.n_embd, shapes: lesson.shapes, params: lesson.params, nHead: lesson.n_head });
+  renderSplit($("#split-model"), { nEmbd: m.n_embd, shapes: response.shapes, params: response.params, nHead: m.n_head });
+  $("#split-lesson-title").textContent = tr("split_lesson", { n_embd: lesson.n_embd, n_head: lesson.n_head, head_dim: lesson.n_embd / lesson.n_head });
+  $("#split-model-title").textContent = tr("split_model", { n_embd: m.n_embd, n_head: m.n_head, head_dim: m.head_dim });
+  const counts = response.params.find((p) => p.n_head === m.n_head) ?? response.params[0];
+  fillRich($("#split-why"), tr("split_why", {
+    n_embd: m.n_embd, qkv: counts.qkv.toLocaleString("en-US"), proj: counts.proj.toLocaleString("en-US"),
+    lesson_embd: lesson.n_embd,
+  }));
   const tbody = clear($("#params-table tbody"));
   for (const p of response.params) {
     tbody.append(
-      el("tr", { className: p.n_head === response.model.n_head ? "is-current" : "" }, [
+      el("tr", { className: p.n_head === m.n_head ? "is-current" : "" }, [
         el("th", { scope: "row", text: String(p.n_head) }),
-        el("td", { text: String(response.model.n_embd / p.n_head) }),
+        el("td", { text: String(m.n_embd / p.n_head) }),
         el("td", { text: p.qkv.toLocaleString("en-US") }),
         el("td", { text: p.proj.toLocaleString("en-US") }),
       ]),

@@ -3,7 +3,7 @@
 // escapePlotly, as in plots.js.
 
 import { escapePlotly as esc, tr } from "./i18n.js";
-import { MODE_STYLE, MUTED, PUOR, baseLayout, lineAxis, visible } from "./plots.js";
+import { MODE_STYLE, PUOR, TYPE, baseLayout, colorbar, lineAxis, titleText, visible } from "./plots.js";
 
 const CIRCLE = "#b8c0cc";
 
@@ -69,7 +69,7 @@ export function ropePairFigure({ rope, pair, tokens }) {
       x: xs.map((x) => x * 1.2).filter((_, p) => labelled.has(p)),
       y: ys.map((y) => y * 1.2).filter((_, p) => labelled.has(p)),
       text: chars.filter((_, p) => labelled.has(p)),
-      textfont: { size: 14 },
+      textfont: { size: TYPE.label },
       hoverinfo: "skip",
       showlegend: false,
     },
@@ -109,7 +109,7 @@ export function relativeFigure({ starts, scores, layer, head }) {
   const layout = baseLayout({
     margin: { l: 8, r: 12, t: 8, b: 8 },
     showlegend: true,
-    legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: 12 } },
+    legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
     xaxis: lineAxis(tr("rel_axis_x"), { range: [-3, Math.max(...starts) + 3] }),
     yaxis: lineAxis(tr("rel_axis_y"), { zeroline: true, zerolinecolor: "#c5ccd7" }),
   });
@@ -128,15 +128,10 @@ export function similarityFigure({ matrix }) {
     zmid: 0,
     colorscale: PUOR,
     hovertemplate: `${posName} %{y} · ${posName} %{x}<br>cos = %{z:.3f}<extra></extra>`,
-    colorbar: {
-      thickness: 10,
-      outlinewidth: 0,
-      tickfont: { size: 10, color: MUTED },
-      title: { text: esc(tr("sim_colorbar")), font: { size: 10, color: MUTED }, side: "right" },
-    },
+    colorbar: colorbar({ title: titleText(tr("sim_colorbar"), { side: "right" }) }),
   };
   const axis = (title, extra) => ({
-    title: { text: esc(title), font: { size: 11, color: MUTED }, standoff: 2 },
+    title: titleText(title, { standoff: 2 }),
     range: [-0.5, n - 0.5],
     fixedrange: true,
     showgrid: false,

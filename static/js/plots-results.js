@@ -2,7 +2,7 @@
 // Labels come from the page's dictionary; numbers from the server.
 
 import { escapePlotly as esc, tr } from "./i18n.js";
-import { MODE_STYLE, MUTED, baseLayout, lineAxis } from "./plots.js";
+import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "./plots.js";
 
 /** Okabe-Ito orange, blue and sky blue for 1, 4 and 8 heads; other counts get grey. */
 const HEAD_STYLE = {
@@ -41,7 +41,7 @@ export function lengthFigure({ runs }) {
   const layout = baseLayout({
     margin: { l: 8, r: 12, t: 8, b: 8 },
     showlegend: true,
-    legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: 12 } },
+    legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
     xaxis: lineAxis(tr("rope_axis_pos"), { range: [0, longest - 1] }),
     yaxis: lineAxis(tr("loss_axis")),
     shapes: [{
@@ -50,7 +50,7 @@ export function lengthFigure({ runs }) {
     }],
     annotations: [{
       xref: "x", yref: "paper", x: trainLength - 0.5, y: 1, xanchor: "left", yanchor: "top", showarrow: false,
-      text: esc(tr("length_train_marker", { n: trainLength })), font: { size: 11, color: MUTED },
+      text: esc(tr("length_train_marker", { n: trainLength })), font: { size: TYPE.tick, color: MUTED },
     }],
   });
   return { data, layout };
@@ -76,7 +76,7 @@ export function trainingFigure({ runs, key }) {
   const layout = baseLayout({
     margin: { l: 8, r: 12, t: 8, b: 8 },
     showlegend: true,
-    legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: 12 } },
+    legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
     xaxis: lineAxis(tr("train_axis_x")),
     yaxis: lineAxis(tr("loss_axis"), { range: lossRange(runs) }),
   });

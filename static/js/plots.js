@@ -27,12 +27,28 @@ export const MODE_STYLE = {
   none: { color: "#D55E00", dash: "dot", symbol: "diamond" },
 };
 
+/**
+ * The charts' type scale, in px: read at 1280 × 720 on a projector from the back of a room.
+ * Nothing a student must read is smaller than `tick`.
+ */
+export const TYPE = { tick: 14, axis: 15, legend: 15, label: 16, hover: 15 };
+
+/** A colourbar whose ticks and title follow the type scale. */
+export function colorbar(extra = {}) {
+  return { thickness: 12, outlinewidth: 0, tickfont: { size: TYPE.tick, color: MUTED }, ...extra };
+}
+
+/** An axis or colourbar title. */
+export function titleText(text, extra = {}) {
+  return { text: esc(text), font: { size: TYPE.axis, color: MUTED }, ...extra };
+}
+
 export function baseLayout(extra = {}) {
   return {
-    font: { family: FONT, color: INK, size: 13 },
+    font: { family: FONT, color: INK, size: TYPE.tick },
     paper_bgcolor: "rgba(0,0,0,0)",
     plot_bgcolor: "rgba(0,0,0,0)",
-    hoverlabel: { font: { family: FONT, size: 14, color: INK }, bgcolor: "#ffffff", bordercolor: "#8a94a6" },
+    hoverlabel: { font: { family: FONT, size: TYPE.hover, color: INK }, bgcolor: "#ffffff", bordercolor: "#8a94a6" },
     dragmode: false,
     ...extra,
   };
@@ -41,7 +57,8 @@ export function baseLayout(extra = {}) {
 /** A numeric axis for line charts. */
 export function lineAxis(title, extra = {}) {
   return {
-    title: { text: esc(title), font: { size: 12, color: MUTED }, standoff: 4 },
+    title: titleText(title, { standoff: 4 }),
+    tickfont: { size: TYPE.tick },
     fixedrange: true,
     gridcolor: GRID,
     zeroline: false,
@@ -85,7 +102,7 @@ function charAxis(tokens, tokensB, title, extra = {}) {
     categoryorder: "array",
     categoryarray: cats,
     ...ticks(cats, labels, 24),
-    tickfont: { size: n <= 12 ? 15 : n <= 24 ? 12 : 10 },
+    tickfont: { size: n <= 12 ? TYPE.label : n <= 24 ? TYPE.tick : 12 },
     ticks: "",
     showgrid: false,
     zeroline: false,
@@ -93,7 +110,7 @@ function charAxis(tokens, tokensB, title, extra = {}) {
     // Fixed margins instead of automargin: automargin re-lays each plot out several times,
     // which made a row of 8 heads × 3 plots several times slower to draw.
     automargin: false,
-    title: { text: esc(title), font: { size: 11, color: MUTED }, standoff: 2 },
+    title: titleText(title, { standoff: 2 }),
     ...extra,
   };
 }
@@ -103,28 +120,16 @@ export function maskPattern(matrix, causal) {
   return matrix.map((row, q) => row.map((v, k) => (causal && k > q ? null : v)));
 }
 
-export function diffPattern(a, b) {
-  return a.map((row, q) => row.map((v, k) => (v === null || b[q][k] === null ? null : v - b[q][k])));
-}
-
-export function maxAbs(matrices) {
-  let m = 0;
-  for (const matrix of matrices) {
-    for (const row of matrix) {
-      for (const v of row) if (v !== null) m = Math.max(m, Math.abs(v));
-    }
-  }
-  return m;
-}
-
 /**
  * A square heatmap: rows are queries (top = position 0), columns are keys.
- * kind "pattern" uses Viridis on 0..1; kind "diff" uses PuOr on -range..range.
+ * kind "pattern" uses Viridis on 0..1; kind "diff" uses PuOr on -range..range. A diff labels each
+ * position with both lines' characters ("0 白/山") when cell by cell, with A's alone when aligned.
  */
-export function heatmapFigure({ tokens, tokensB = null, z, kind, range }) {
+export function heatmapFigure({ tokens, tokensB = null, z, kind, range, aligned = false }) {
   const n = tokens.length;
   const isDiff = kind === "diff";
-  const cats = positionCategories(tokens, isDiff ? tokensB : null);
+  const pairLabels = isDiff && !aligned ? tokensB : null;
+  const cats = positionCategories(tokens, pairLabels);
   const valueName = esc(isDiff ? tr("hover_diff") : tr("hover_weight"));
   const trace = {
     type: "heatmap",
@@ -141,20 +146,13 @@ export function heatmapFigure({ tokens, tokensB = null, z, kind, range }) {
     hovertemplate:
       `${esc(tr("hover_query"))}: %{y}<br>${esc(tr("hover_key"))}: %{x}<br>` +
       `${valueName}: %{z:.4g}<extra></extra>`,
-    colorbar: {
-      thickness: 10,
-      len: 0.9,
-      outlinewidth: 0,
-      tickfont: { size: 10, color: MUTED },
-      tickformat: isDiff ? ".2~g" : ".1f",
-      nticks: 5,
-    },
+    colorbar: colorbar({ len: 0.9, tickformat: isDiff ? ".2~g" : ".1f", nticks: 5 }),
   };
   const layout = baseLayout({
-    margin: { l: 48, r: 4, t: 46, b: 4 },
+    margin: { l: 56, r: 4, t: 54, b: 4 },
     plot_bgcolor: MASKED,
-    xaxis: charAxis(tokens, isDiff ? tokensB : null, tr("axis_key"), { side: "top", constrain: "domain" }),
-    yaxis: charAxis(tokens, isDiff ? tokensB : null, tr("axis_query"), {
+    xaxis: charAxis(tokens, pairLabels, tr("axis_key"), { side: "top", constrain: "domain" }),
+    yaxis: charAxis(tokens, pairLabels, tr("axis_query"), {
       autorange: "reversed",
       scaleanchor: "x",
       constrain: "domain",
@@ -170,9 +168,10 @@ export function sci(v) {
 
 /** The lesson's table as a chart: last-position difference for 1, 2, 3 layers, log scale. */
 export function depthFigure({ byDepth, difference, model }) {
+  // Under none there is no position information to add: "with" is the same run, drawn once.
+  const keys = model.position === "none" ? ["without_position"] : ["with_position", "without_position"];
   const values = [];
-  for (const row of byDepth) values.push(row.with_position.max_abs, row.without_position.max_abs);
-  values.push(difference.with_position.max_abs, difference.without_position.max_abs);
+  for (const row of [...byDepth, difference]) for (const key of keys) values.push(row[key].max_abs);
   const positive = values.filter((v) => v > 0);
   // Log axes cannot show 0; an exact 0 sits one decade under the smallest value.
   const floor = positive.length ? Math.min(...positive) / 10 : 1e-12;
@@ -205,18 +204,20 @@ export function depthFigure({ byDepth, difference, model }) {
     hovertemplate: `%{text}<extra>${esc(name)}</extra>`,
     line: { color, width: 2, dash: "dash" },
   });
+  const names = {
+    with_position: [tr("depth_with"), tr("depth_this_with", { n_layer: model.n_layer }), COLORS.with],
+    without_position: [tr("depth_without"), tr("depth_this_without", { n_layer: model.n_layer }), COLORS.without],
+  };
   const data = [
-    series("with_position", tr("depth_with"), COLORS.with),
-    series("without_position", tr("depth_without"), COLORS.without),
-    thisModel("with_position", tr("depth_this_with", { n_layer: model.n_layer }), COLORS.with),
-    thisModel("without_position", tr("depth_this_without", { n_layer: model.n_layer }), COLORS.without),
+    ...keys.map((key) => series(key, names[key][0], names[key][2])),
+    ...keys.map((key) => thisModel(key, names[key][1], names[key][2])),
   ];
   const layout = baseLayout({
     margin: { l: 8, r: 12, t: 8, b: 8 },
     showlegend: true,
-    legend: { orientation: "h", x: 0, y: -0.22, xanchor: "left", yanchor: "top", font: { size: 12 } },
+    legend: { orientation: "h", x: 0, y: -0.24, xanchor: "left", yanchor: "top", font: { size: TYPE.legend } },
     xaxis: {
-      title: { text: esc(tr("depth_axis_x")), font: { size: 12, color: MUTED } },
+      title: titleText(tr("depth_axis_x")),
       tickmode: "array",
       tickvals: xs,
       range: [lo, hi],
@@ -228,7 +229,7 @@ export function depthFigure({ byDepth, difference, model }) {
     yaxis: {
       type: "log",
       range: [mid - half, mid + half],
-      title: { text: esc(tr("depth_axis_y")), font: { size: 12, color: MUTED } },
+      title: titleText(tr("depth_axis_y")),
       exponentformat: "power",
       fixedrange: true,
       gridcolor: GRID,
@@ -267,15 +268,12 @@ export function residualFigure({ matrix, tokensA, tokensB, range }) {
     xgap: n <= 24 ? 1 : 0,
     ygap: 1,
     hovertemplate: `${esc(tr("resid_axis_pos"))} %{x} (%{text})<br>%{y}<extra>${esc(tr("hover_norm"))}</extra>`,
-    colorbar: {
-      thickness: 10,
-      outlinewidth: 0,
+    colorbar: colorbar({
       tickmode: "array",
       tickvals: shown,
       ticktext: shown.map((d) => `1e${d}`),
-      tickfont: { size: 10, color: MUTED },
-      title: { text: esc(tr("resid_colorbar")), font: { size: 10, color: MUTED }, side: "right" },
-    },
+      title: titleText(tr("resid_colorbar"), { side: "right" }),
+    }),
   };
   const layout = baseLayout({
     margin: { l: 8, r: 8, t: 6, b: 8 },
@@ -285,7 +283,7 @@ export function residualFigure({ matrix, tokensA, tokensB, range }) {
       fixedrange: true,
       automargin: true,
       showgrid: false,
-      title: { text: esc(tr("resid_axis_pos")), font: { size: 11, color: MUTED }, standoff: 2 },
+      title: titleText(tr("resid_axis_pos"), { standoff: 2 }),
     },
     yaxis: { type: "category", autorange: "reversed", fixedrange: true, automargin: true, showgrid: false },
   });
@@ -318,17 +316,12 @@ export function ropeFigure({ rope }) {
     hovertemplate:
       `${esc(tr("rope_axis_pos"))} %{y}, ${esc(tr("rope_axis_pair"))} = %{x}<br>` +
       "%{text}<br>cos = %{z:.3f}<extra></extra>",
-    colorbar: {
-      thickness: 10,
-      outlinewidth: 0,
-      tickfont: { size: 10, color: MUTED },
-      title: { text: esc(tr("rope_colorbar")), font: { size: 10, color: MUTED }, side: "right" },
-    },
+    colorbar: colorbar({ title: titleText(tr("rope_colorbar"), { side: "right" }) }),
   };
   const layout = baseLayout({
     margin: { l: 8, r: 8, t: 6, b: 8 },
     xaxis: {
-      title: { text: esc(tr("rope_axis_pair")), font: { size: 11, color: MUTED }, standoff: 2 },
+      title: titleText(tr("rope_axis_pair"), { standoff: 2 }),
       fixedrange: true,
       automargin: true,
       showgrid: false,
@@ -336,7 +329,7 @@ export function ropeFigure({ rope }) {
       dtick: pairs.length > 16 ? 4 : 1,
     },
     yaxis: {
-      title: { text: esc(tr("rope_axis_pos")), font: { size: 11, color: MUTED }, standoff: 2 },
+      title: titleText(tr("rope_axis_pos"), { standoff: 2 }),
       autorange: "reversed",
       fixedrange: true,
       automargin: true,

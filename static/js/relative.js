@@ -1,13 +1,15 @@
-// The relative-distance panel: two characters side by side, moved along the line. It asks
-// /api/relative once the panel comes into view, then again whenever its characters or the page's
-// weights and heads change.
+// The relative-distance panel: two characters side by side, run alone as a two-character line that
+// starts at 0, 6, 12, ... It asks /api/relative once the panel comes into view, then again whenever
+// its characters or the page's weights, heads and layer count change. Its characters, layer and head
+// live in the URL (rel_first, rel_second, rel_layer, rel_head).
 
 import { ApiError, postRelative } from "./api.js";
 import { $, show } from "./dom.js";
 import { draw } from "./draw.js";
-import { tr } from "./i18n.js";
+import { fillRich, tr } from "./i18n.js";
 import { whenVisible } from "./lazy.js";
 import { relativeFigure } from "./plots-positions.js";
+import { weightsLabel } from "./panels.js";
 import { visible } from "./plots.js";
 
 const DEBOUNCE_MS = 250;
@@ -23,10 +25,11 @@ function oneChar(value, previous) {
 }
 
 /**
- * context() -> {weights: the page's weights, heads: the page's random head count,
+ * context() -> {weights: the page's weights, heads and nLayer: the page's random shape,
  *               trainedAll: whether trained weights ship for all three modes}
+ * initial: {first, second, layer, head} from the URL; onChange(same) when the student changes one.
  */
-export function createRelativePanel(context) {
+export function createRelativePanel(context, { initial, onChange }) {
   const ui = {
     panel: $("#panel-relative"),
     first: $("#rel-first"),
@@ -39,7 +42,11 @@ export function createRelativePanel(context) {
     unknown: $("#rel-unknown"),
     error: $("#rel-error"),
   };
-  const chars = { first: ui.first.value, second: ui.second.value };
+  const chars = { first: initial.first, second: initial.second };
+  // The wanted layer and head: kept even while the answer has fewer, so a link's choice survives.
+  const view = { layer: initial.layer, head: initial.head };
+  ui.first.value = chars.first;
+  ui.second.value = chars.second;
   let active = false;
   let data = null;
   let dataKey = null;
@@ -55,6 +62,7 @@ export function createRelativePanel(context) {
     const weights = ctx.weights === "trained" && ctx.trainedAll ? "trained" : "random";
     const request = { first: chars.first, second: chars.second, weights };
     if (weights === "random") request.n_head = ctx.heads;
+    if (weights === "random" && ctx.nLayer) request.n_layer = ctx.nLayer;
     return request;
   }
 
@@ -63,13 +71,16 @@ export function createRelativePanel(context) {
     show(ui.error, Boolean(message));
   }
 
-  function setOptions(select, n) {
+  function setOptions(select, n, want) {
     const wanted = Array.from({ length: n }, (_, i) => String(i + 1));
     if ([...select.options].map((o) => o.value).join(",") !== wanted.join(",")) {
-      const keep = select.value;
       select.replaceChildren(...wanted.map((v) => new Option(v, v)));
-      select.value = wanted.includes(keep) ? keep : "1";
     }
+    select.value = String(Math.min(want, n));
+  }
+
+  function changed() {
+    onChange({ ...chars, ...view });
   }
 
   async function redraw() {
@@ -81,13 +92,19 @@ export function createRelativePanel(context) {
     const unknown = [data.first, data.second].filter((_, i) => data.unknown[i]);
     ui.unknown.textContent = unknown.length ? tr("unknown_chars", { chars: unknown.map(visible).join(" ") }) : "";
     show(ui.unknown, unknown.length > 0);
-    setOptions(ui.layer, data.scores.learned.length);
-    setOptions(ui.head, data.scores.learned[0].length);
+    const nLayer = data.scores.learned.length;
+    const nHead = data.scores.learned[0].length;
+    setOptions(ui.layer, nLayer, view.layer);
+    setOptions(ui.head, nHead, view.head);
     const layer = Number(ui.layer.value);
     const head = Number(ui.head.value);
-    ui.caption.textContent = tr("rel_caption", {
-      first: visible(data.first), second: visible(data.second), layer, head,
-    });
+    // The caption says everything the chart depends on, the page's weights included.
+    const weights = data.weights === "trained"
+      ? tr("weights_trained_short")
+      : weightsLabel({ weights: "random", seed: 0 });
+    fillRich(ui.caption, tr("rel_caption", {
+      first: visible(data.first), second: visible(data.second), layer, head, n_layer: nLayer, n_head: nHead, weights,
+    }));
     const figure = relativeFigure({ starts: data.starts, scores: data.scores, layer, head });
     await draw(ui.plot, figure, `relative-layer${layer}-head${head}`);
     ui.plot.dataset.renderCount = String(Number(ui.plot.dataset.renderCount || 0) + 1);
@@ -126,8 +143,9 @@ export function createRelativePanel(context) {
       setState("error");
       if (!(error instanceof ApiError)) showError(tr("error_network"));
       else {
-        const messages = [...error.fields, ...error.general].map((e) => e.msg).filter(Boolean);
-        showError(messages.join(" ") || tr("error_server", { status: error.status }));
+        // Worded from the error's type, in the page's language; the inputs hold one character each.
+        const refused = error.status === 422 && (error.fields.length || error.general.length);
+        showError(refused ? tr("rel_error_empty") : tr("error_server", { status: error.status }));
       }
     }
   }
@@ -138,6 +156,7 @@ export function createRelativePanel(context) {
     const ch = oneChar(event.target.value, chars[name]);
     if (event.target.value !== ch) event.target.value = ch;
     chars[name] = ch;
+    if (ch) changed();
     if (!active) return;
     setState("loading");
     clearTimeout(timer);
@@ -149,7 +168,13 @@ export function createRelativePanel(context) {
     input.addEventListener("compositionend", onInput);
     input.addEventListener("focus", () => input.select());
   }
-  for (const select of [ui.layer, ui.head]) select.addEventListener("change", () => { redraw().catch(console.error); });
+  for (const [select, key] of [[ui.layer, "layer"], [ui.head, "head"]]) {
+    select.addEventListener("change", () => {
+      view[key] = Number(select.value);
+      changed();
+      redraw().catch(console.error);
+    });
+  }
 
   whenVisible(ui.panel, () => {
     active = true;
@@ -164,6 +189,14 @@ export function createRelativePanel(context) {
     /** The language changed: redraw the labels. */
     redraw() {
       return redraw();
+    },
+    /** Back or forward in history: take the URL's characters, layer and head. */
+    apply(rel) {
+      Object.assign(chars, { first: rel.first, second: rel.second });
+      Object.assign(view, { layer: rel.layer, head: rel.head });
+      ui.first.value = chars.first;
+      ui.second.value = chars.second;
+      if (active) fetchNow().then(() => redraw()).catch(console.error);
     },
   };
 }

@@ -5,7 +5,7 @@
 import { getShipped } from "./api.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
-import { tr } from "./i18n.js";
+import { fillRich, tr } from "./i18n.js";
 import { whenVisible } from "./lazy.js";
 import { similarityFigure } from "./plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "./plots-results.js";
@@ -50,11 +50,49 @@ function failed(panel, error) {
   show(node, true);
 }
 
+/** Losses averaged over a window of positions, so one hard poem line does not decide a crossing. */
+const SMOOTH = 16;
+/** A rise of this many nats over the in-training mean is "climbing", not noise. */
+const RISE_NATS = 0.25;
+
+function smoothed(loss, p) {
+  const window = loss.slice(Math.max(0, p - SMOOTH / 2), p + SMOOTH / 2);
+  return window.reduce((x, y) => x + y, 0) / window.length;
+}
+
+/**
+ * What the shipped length results show, read from them: where RoPE's loss starts to climb past the
+ * training length, and from where it is worse than the model without positions. null if not shipped.
+ */
+export function lengthVerdict(runs) {
+  const rope = runs.find((r) => r.position === "rope");
+  const none = runs.find((r) => r.position === "none");
+  if (!rope || !none) return null;
+  const T = rope.train_length;
+  const inside = rope.loss.slice(T / 2, T);
+  const mean = inside.reduce((x, y) => x + y, 0) / inside.length;
+  const last = Math.min(rope.loss.length, none.loss.length) - SMOOTH / 2;
+  let rise = null;
+  let worse = null;
+  for (let p = T; p <= last; p += 1) {
+    if (rise === null && smoothed(rope.loss, p) > mean + RISE_NATS) rise = p;
+    if (worse === null && smoothed(rope.loss, p) > smoothed(none.loss, p)) worse = p;
+  }
+  if (rise === null) return null;
+  const ratio = (rise / T).toFixed(1);
+  return worse === null
+    ? tr("length_verdict_no_cross", { ratio, rise })
+    : tr("length_verdict", { ratio, rise, worse: Math.round(worse / 10) * 10 });
+}
+
 async function renderLength(data) {
   const panel = $("#panel-length");
   const runs = [...(data.runs ?? [])].sort(byMode);
   show($("#length-empty"), runs.length === 0);
   show($("#length-body"), runs.length > 0);
+  const verdict = runs.length ? lengthVerdict(runs) : null;
+  fillRich($("#length-verdict"), verdict ?? "");
+  show($("#length-verdict"), Boolean(verdict));
   if (!runs.length) {
     purge($("#length-plot"));
   } else {
@@ -99,6 +137,13 @@ async function renderTraining(data) {
     return;
   }
   const { heads, modes } = splitExercises(runs);
+  const learned = modes.find((r) => r.position === "learned");
+  const none = modes.find((r) => r.position === "none");
+  const verdict = learned && none && finalLoss(learned) !== null && finalLoss(none) !== null
+    ? tr("train_verdict", { learned: finalLoss(learned).toFixed(2), none: finalLoss(none).toFixed(2) })
+    : "";
+  fillRich($("#training-verdict"), verdict);
+  show($("#training-verdict"), Boolean(verdict));
   const tbody = clear($("#training-table tbody"));
   const seen = new Set();
   for (const run of [...heads, ...modes]) {

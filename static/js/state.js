@@ -1,9 +1,11 @@
-// The page state and its home, the URL query: a, b, pos, layer, heads, weights, causal, lang.
-// A teacher copies the address bar and the class sees the same plots.
+// The page state and its home, the URL query: a, b, pos, layer, heads, weights, n_layer, causal,
+// posinfo, align, the relative panel's rel_first, rel_second, rel_layer, rel_head, and lang.
+// A teacher copies the address bar and the class sees the same plots; the #fragment picks the panel.
 
 export const POSITIONS = ["learned", "rope", "none"];
 export const HEADS = [1, 2, 4, 8];
 export const WEIGHTS = ["random", "trained"];
+export const N_LAYERS = [1, 2, 3, 4];
 export const DEFAULTS = Object.freeze({
   a: "白日依山尽",
   b: "山依日白尽",
@@ -11,9 +13,14 @@ export const DEFAULTS = Object.freeze({
   layer: 1,
   heads: 4,
   // null: not chosen yet. The page resolves it once /api/options says which trained weights ship:
-  // trained where they exist for the mode, random otherwise (see main.js resolveWeights).
+  // trained where they exist for the mode, random otherwise (see main.js effectiveWeights).
   weights: null,
+  // null: the random model's default depth (/api/options random.n_layer). Trained weights fix their own.
+  nLayer: null,
   causal: true,
+  posinfo: true, // false: the heatmaps show the same weights run without position information
+  align: true, // false: A − B subtracts cell by cell even when B is a reordering of A
+  rel: Object.freeze({ first: "明", second: "月", layer: 1, head: 1 }),
   lang: "zh",
 });
 
@@ -21,28 +28,53 @@ function pick(value, allowed, fallback) {
   return allowed.includes(value) ? value : fallback;
 }
 
+function whole(value, fallback) {
+  const n = Number.parseInt(value ?? "", 10);
+  return Number.isInteger(n) && n >= 1 ? n : fallback;
+}
+
+function oneChar(value, fallback) {
+  const chars = [...(value ?? "")];
+  return chars.length === 1 ? chars[0] : fallback;
+}
+
 /** Read a state from a query string; anything missing or invalid falls back to the defaults. */
 export function readState(search, langs, fallbackLang) {
   const q = new URLSearchParams(search);
-  const layer = Number.parseInt(q.get("layer") ?? "", 10);
+  const rel = DEFAULTS.rel;
   return {
     a: q.get("a") ?? DEFAULTS.a,
     b: q.get("b") ?? DEFAULTS.b,
     pos: pick(q.get("pos"), POSITIONS, DEFAULTS.pos),
-    layer: Number.isInteger(layer) && layer >= 1 ? layer : DEFAULTS.layer,
+    layer: whole(q.get("layer"), DEFAULTS.layer),
     heads: pick(Number(q.get("heads")), HEADS, DEFAULTS.heads),
     weights: pick(q.get("weights"), WEIGHTS, DEFAULTS.weights),
+    nLayer: pick(Number(q.get("n_layer")), N_LAYERS, DEFAULTS.nLayer),
     causal: q.get("causal") !== "0",
+    posinfo: q.get("posinfo") !== "0",
+    align: q.get("align") !== "0",
+    rel: {
+      first: oneChar(q.get("rel_first"), rel.first),
+      second: oneChar(q.get("rel_second"), rel.second),
+      layer: whole(q.get("rel_layer"), rel.layer),
+      head: whole(q.get("rel_head"), rel.head),
+    },
     lang: pick(q.get("lang"), langs, pick(fallbackLang, langs, DEFAULTS.lang)),
   };
 }
 
-/** The mask is on unless the URL says causal=0, so ordinary links stay short. */
+/** Switches and the relative panel appear in the URL only when they differ from the default, so links stay short. */
 export function toSearch(state) {
   const q = new URLSearchParams();
   for (const key of ["a", "b", "pos", "layer", "heads"]) q.set(key, String(state[key]));
   if (state.weights) q.set("weights", state.weights);
+  if (state.nLayer) q.set("n_layer", String(state.nLayer));
   if (!state.causal) q.set("causal", "0");
+  if (!state.posinfo) q.set("posinfo", "0");
+  if (!state.align) q.set("align", "0");
+  for (const key of ["first", "second", "layer", "head"]) {
+    if (state.rel[key] !== DEFAULTS.rel[key]) q.set(`rel_${key}`, String(state.rel[key]));
+  }
   q.set("lang", state.lang);
   return `?${q}`;
 }
