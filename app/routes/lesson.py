@@ -29,7 +29,7 @@ def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str 
         "lt": lesson_texts(static_dir, chosen),
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
-        "steps": steps(),
+        "steps": LessonSteps(steps=steps()).model_dump()["steps"],  # as /api/lesson answers
         "step": number,
         "options": options(registry),
     }, headers={"Vary": "Accept-Language"})

@@ -1,0 +1,166 @@
+"""The guided lesson's server side: the page in four languages, its step data, QR codes, /api/heads,
+and that every text the lesson's scripts ask for exists in every language."""
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+import segno
+from fastapi.testclient import TestClient
+
+from app.lesson_steps import STEPS
+from app.main import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+LANGS = ["zh", "ja", "fr", "en"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def lesson_texts(lang: str) -> dict:
+    return json.loads((ROOT / "static" / "i18n" / "lesson" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def main_texts(lang: str) -> dict:
+    return json.loads((ROOT / "static" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def page_data(html: str) -> dict:
+    match = re.search(r'<script type="application/json" id="lesson-data">(.*?)</script>', html, re.S)
+    assert match, "the page carries its data for the first paint"
+    return json.loads(match.group(1))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_page_opens_the_asked_step_in_each_language(client, lang):
+    response = client.get(f"/lesson?step=5&lang={lang}")
+    assert response.status_code == 200
+    html = response.text
+    assert f'<html lang="{lang}">' in html
+    assert 'data-step="5"' in html
+    assert lesson_texts(lang)["posemb_title"] in html
+    for control in ('id="line-a"', 'id="line-b"', 'id="present"', "data-question", "data-commit", "data-reveal",
+                    "data-verdict"):
+        assert control in html
+    data = page_data(html)
+    assert data["steps"] == client.get("/api/lesson").json()["steps"]
+    assert data["options"] == client.get("/api/options").json()
+    assert data["lesson_texts"] == lesson_texts(lang)
+
+
+@pytest.mark.parametrize("step", ["0", "18", "x", "-1", ""])
+def test_a_bad_step_in_a_link_opens_the_first(client, step):
+    response = client.get(f"/lesson?step={step}&lang=en")
+    assert response.status_code == 200
+    assert 'data-step="1"' in response.text
+
+
+def test_steps_follow_the_lesson_and_load_valid_setups(client):
+    steps = client.get("/api/lesson").json()["steps"]
+    assert [s["id"] for s in steps][:5] == ["order", "leak", "nomask", "pair", "posemb"]
+    assert steps[-1]["id"] == "summary" and steps[-2]["id"] == "selftest"
+    for step in steps:
+        setup = step["setup"]
+        if not setup:
+            continue
+        body = {"line_a": setup["a"], "line_b": setup["b"] or setup["a"], "position": setup["position"],
+                "weights": setup["weights"], "causal": setup["causal"]}
+        if setup["weights"] == "random":
+            body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
+        assert client.post("/api/compare", json=body).status_code == 200, step["id"]
+    limit = next(s for s in steps if s["id"] == "limit")
+    assert len(limit["setup"]["a"]) == client.get("/api/options").json()["max_chars"]["learned"] == 128
+
+
+def test_lesson_figures_are_the_lessons():
+    """The figures the lesson printed (its experiment 1 table), which the page sets beside ours."""
+    figures = {s["id"]: s["lesson"] for s in STEPS if s["lesson"]}
+    assert figures["order"] == {"value": 3.7e-08}
+    assert figures["leak"] == {"value": 1.9e-02, "with": 1.5e-02}
+    assert figures["posemb"] == {"value": 2.8e-03, "without": 3.7e-08}
+    assert figures["split"] == {"qkv": 3168, "proj": 1056}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_qr_code_encodes_the_steps_link(client, lang):
+    response = client.get(f"/lesson/qr.svg?step=3&lang={lang}")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "image/svg+xml"
+    svg = response.text
+    assert svg.startswith("<svg") and "3" in re.search(r"<title>(.*?)</title>", svg).group(1)
+    # Exactly a QR code of the page's own address for that step (the test client's host is testserver).
+    expected = io.BytesIO()
+    segno.make(f"http://testserver/lesson?step=3&lang={lang}", error="m").save(
+        expected, kind="svg", xmldecl=False, scale=6, border=2, dark="#1d2330", light="#ffffff",
+        title=lesson_texts(lang)["qr_title"].format(n=3))
+    assert response.content == expected.getvalue()
+
+
+@pytest.mark.parametrize("query, field", [("step=0", "step"), ("step=18", "step"), ("step=2&lang=de", "lang")])
+def test_qr_code_rejects_bad_links(client, query, field):
+    response = client.get(f"/lesson/qr.svg?{query}")
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["query", field]
+
+
+def test_head_split_is_the_lessons(client):
+    data = client.get("/api/heads").json()
+    assert data["shapes"] == {"q": [1, 5, 32], "heads": [1, 4, 5, 8], "scores": [1, 4, 5, 5]}
+    # Linear(32, 96) and Linear(32, 32), weights plus biases, whatever the head count.
+    assert {(p["n_head"], p["qkv"], p["proj"]) for p in data["params"]} == {
+        (h, 32 * 96 + 96, 32 * 32 + 32) for h in (1, 2, 4, 8)}
+
+
+def test_head_split_other_widths(client):
+    data = client.get("/api/heads?n_embd=128&n_head=8&length=7").json()
+    assert data["shapes"]["heads"] == [1, 8, 7, 16]
+    assert {p["qkv"] for p in data["params"]} == {128 * 384 + 384}
+
+
+@pytest.mark.parametrize("query, needle", [
+    ("n_embd=30&n_head=4", "n_head must divide n_embd"),
+    ("length=0", "greater than or equal to 1"),
+    ("n_embd=2048", "less than or equal to 1024"),
+])
+def test_head_split_bad_input_names_the_rule(client, query, needle):
+    response = client.get(f"/api/heads?{query}")
+    assert response.status_code == 422
+    assert needle in json.dumps(response.json())
+
+
+def test_every_language_has_every_lesson_text():
+    keys = [set(lesson_texts(lang)) for lang in LANGS]
+    assert all(k == keys[0] for k in keys)
+    for lang in LANGS:
+        texts = lesson_texts(lang)
+        for step in STEPS:
+            assert f"{step['id']}_title" in texts and f"{step['id']}_framing" in texts, (lang, step["id"])
+            if step["choices"] and step["kind"] not in ("ex2", "ex3"):  # those two name runs, from main texts
+                assert f"{step['id']}_question" in texts
+                for choice in step["choices"]:
+                    assert f"{step['id']}_choice_{choice}" in texts, (lang, step["id"], choice)
+            if step["lesson"]:
+                assert f"{step['id']}_lesson" in texts
+            for q in step.get("questions") or []:
+                for key in (f"selftest_{q['id']}", f"selftest_{q['id']}_answer",
+                            *[f"selftest_{q['id']}_choice_{c}" for c in q["choices"]]):
+                    assert key in texts, (lang, key)
+        assert all(v.strip() for v in texts.values())
+
+
+def test_every_text_the_scripts_ask_for_exists():
+    """tr("key") literals in the lesson's scripts name a key of the lesson's or the explorer's texts."""
+    sources = [*(ROOT / "static" / "js" / "lesson").glob("*.js")]
+    asked = set()
+    for path in sources:
+        asked |= set(re.findall(r'\btr\("([a-z0-9_]+)"', path.read_text(encoding="utf-8")))
+    assert len(asked) > 60
+    for lang in LANGS:
+        known = set(lesson_texts(lang)) | set(main_texts(lang))
+        assert not asked - known, (lang, sorted(asked - known))
