@@ -5,11 +5,11 @@ request computes, the others wait for its answer (single flight), and later ones
 A hit is answered on the event loop; a miss runs the model in a worker thread, so the loop (and
 /healthz) never waits on torch. At most `model_threads` misses run at once: more threads only
 fight over the GIL and the cores, and starve the event loop; the rest wait on the loop, which
-costs nothing."""
+costs nothing. Fresh /api/compare misses are batched across requests (Batcher)."""
 
 import asyncio
-from collections import OrderedDict
-from collections.abc import Callable
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable
 
 import orjson
 from anyio import CapacityLimiter, to_thread
@@ -35,8 +35,19 @@ class ResponseCache:
         self._in_flight: dict[str, asyncio.Future] = {}
 
     async def answer(self, route: str, req: BaseModel, compute: Callable[[], object]) -> bytes:
+        """compute() runs alone in the model thread, on a miss."""
+        return await self._answer(route, req, lambda: self._run(compute))
+
+    async def answer_batched(self, route: str, req: BaseModel, batcher: "Batcher") -> bytes:
+        """On a miss, req joins the batcher's next batch."""
+        return await self._answer(route, req, lambda: batcher.submit(req))
+
+    async def _run(self, compute: Callable[[], object]) -> bytes:
+        return await to_thread.run_sync(lambda: encode(compute()), limiter=self.limiter)
+
+    async def _answer(self, route: str, req: BaseModel, produce: Callable[[], Awaitable[bytes]]) -> bytes:
         if not self.size:
-            return await self._run(compute)
+            return await produce()
         # model_dump_json writes every field, defaults included: {} and the explicit defaults share a key.
         key = f"{route} {req.model_dump_json()}"
         body = self._items.get(key)
@@ -47,7 +58,7 @@ class ResponseCache:
             return await asyncio.shield(self._in_flight[key])
         future = self._in_flight[key] = asyncio.get_running_loop().create_future()
         try:
-            body = await self._run(compute)
+            body = await produce()
         except Exception as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: waiters re-raise it; without waiters asyncio stays quiet
@@ -58,9 +69,6 @@ class ResponseCache:
         self._keep(key, body)
         return body
 
-    async def _run(self, compute: Callable[[], object]) -> bytes:
-        return await to_thread.run_sync(lambda: encode(compute()), limiter=self.limiter)
-
     def _keep(self, key: str, body: bytes) -> None:
         if len(body) > self.max_bytes // 10:
             return
@@ -68,3 +76,53 @@ class ResponseCache:
         self._bytes += len(body)
         while len(self._items) > self.size or self._bytes > self.max_bytes:
             self._bytes -= len(self._items.popitem(last=False)[1])
+
+
+class Batcher:
+    """Dynamic batching across requests, as inference servers do it (Triton's dynamic batcher, Ray
+    Serve's @serve.batch). A miss joins a queue, and the queue runs as one call of run_many in the
+    model thread. While the model works, the next batch gathers by itself; a miss that finds the
+    model idle waits at most max_wait seconds for company. A batch holds at most max_size items.
+    run_many(items) returns, for each item, its answer or the exception it alone raised; answers
+    must not depend on the rest of the batch (compare_many fills its batches to keep them exact)."""
+
+    def __init__(self, run_many: Callable[[list], list], limiter: CapacityLimiter, max_size: int, max_wait: float):
+        self.run_many = run_many
+        self.limiter = limiter
+        self.max_size = max(1, max_size)
+        self.max_wait = max_wait
+        self.sizes: Counter[int] = Counter()  # batches run, by number of items: what the benchmark reports
+        self._queue: list[tuple[object, asyncio.Future]] = []
+        self._drain_task: asyncio.Task | None = None
+
+    async def submit(self, item) -> bytes:
+        future = asyncio.get_running_loop().create_future()
+        self._queue.append((item, future))
+        if self._drain_task is None:
+            self._drain_task = asyncio.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        try:
+            if len(self._queue) < self.max_size:
+                await asyncio.sleep(self.max_wait)
+            while self._queue:
+                batch, self._queue = self._queue[:self.max_size], self._queue[self.max_size:]
+                self.sizes[len(batch)] += 1
+                try:
+                    answers = await to_thread.run_sync(self._encoded, [item for item, _ in batch],
+                                                       limiter=self.limiter)
+                except Exception as exc:  # a failure of the batch as a whole reaches each of its requests
+                    answers = [exc] * len(batch)
+                for (_, future), answer in zip(batch, answers):
+                    if future.done():  # its client went away
+                        continue
+                    if isinstance(answer, Exception):
+                        future.set_exception(answer)
+                    else:
+                        future.set_result(answer)
+        finally:
+            self._drain_task = None
+
+    def _encoded(self, items: list) -> list:
+        return [a if isinstance(a, Exception) else encode(a) for a in self.run_many(items)]

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.cache import ResponseCache
+from app.cache import Batcher, ResponseCache
 from app.registry import ModelRegistry
 from app.settings import Settings
 from app.vendor import VendoredScript
@@ -22,6 +22,10 @@ def get_cache(request: Request) -> ResponseCache:
     return request.app.state.cache
 
 
+def get_batcher(request: Request) -> Batcher:
+    return request.app.state.batcher
+
+
 def get_plotly(request: Request) -> VendoredScript:
     return request.app.state.plotly
 
@@ -30,3 +34,4 @@ Registry = Annotated[ModelRegistry, Depends(get_registry)]
 AppSettings = Annotated[Settings, Depends(get_settings)]
 Plotly = Annotated[VendoredScript, Depends(get_plotly)]
 Cache = Annotated[ResponseCache, Depends(get_cache)]
+CompareBatcher = Annotated[Batcher, Depends(get_batcher)]

@@ -1,5 +1,6 @@
 """The app factory. Nothing happens at import time; the lifespan loads the models once."""
 
+import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -12,11 +13,12 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from app import docs
-from app.cache import ResponseCache
+from app.cache import Batcher, ResponseCache
 from app.errors import InputError
 from app.middleware import GuardMiddleware
 from app.registry import ModelRegistry
 from app.routes import api, health, lesson, pages
+from app.services.compare import compare_many
 from app.settings import Settings
 from app.vendor import load_plotly
 
@@ -32,7 +34,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.registry = ModelRegistry.load(settings.weights_dir, settings.model_cache_size)
         app.state.plotly = load_plotly()
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
+        registry = app.state.registry
+        app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
+                                    settings.batch_size, settings.batch_wait_ms / 1000)
         yield
+        # uvicorn's own logger, which its default configuration prints; scripts/bench.py reads this line.
+        sizes = dict(sorted(app.state.batcher.sizes.items()))
+        logging.getLogger("uvicorn.error").info("compare batches by number of requests: %s", sizes)
 
     app = FastAPI(
         title="Heads & Positions",

@@ -21,6 +21,12 @@ class Settings(BaseSettings):
     model_threads: int = Field(
         1, description="Model runs at once per worker; run one worker per core rather than raising this."
     )
+    batch_size: int = Field(
+        32, description="Fresh /api/compare requests run together at most, per worker; 1 = each alone."
+    )
+    batch_wait_ms: float = Field(
+        2.0, description="How long a fresh /api/compare request that finds the model idle waits for others."
+    )
     rate_limit_per_minute: int = Field(
         0, description="Requests per minute per client address on /api; 0 = off, since a classroom shares one address."
     )

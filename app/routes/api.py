@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.deps import Cache, Registry
+from app.deps import Cache, CompareBatcher, Registry
 from app.responses import JSONBytes, NumpyJSONResponse
 from app.schemas import (
     ERROR_RESPONSES,
@@ -19,7 +19,6 @@ from app.schemas import (
     RopeQuery,
     TrainingResults,
 )
-from app.services.compare import compare
 from app.services.options import options
 from app.services.positions import position_similarity, relative_scores
 from app.services.results import shipped_results
@@ -29,10 +28,10 @@ router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
 
 
 @router.post("/compare", response_model=CompareResponse, response_class=JSONBytes)
-async def post_compare(req: CompareRequest, registry: Registry, cache: Cache):
+async def post_compare(req: CompareRequest, cache: Cache, batcher: CompareBatcher):
     """Run the model on two lines: per-head attention, the output difference with and without
     position information, the lesson's table by depth, and the RoPE angles."""
-    return JSONBytes(await cache.answer("compare", req, lambda: compare(req, registry)))
+    return JSONBytes(await cache.answer_batched("compare", req, batcher))
 
 
 @router.get("/options", response_model=Options)

@@ -1,10 +1,12 @@
 """POST /api/compare: everything the page draws for two lines, computed from one model.
 
-Each model runs once per request, on a batch of four rows: (A, B) with positions and
-(A, B) without. The shorter line is padded on the right; under the causal mask no position
-sees the padding, so each line's numbers are those of running it alone (tests check this).
+Each request needs four rows per model: (A, B) with positions and (A, B) without. The shorter
+line is padded on the right; under the causal mask no position sees the padding, so each line's
+numbers are those of running it alone (tests check this). compare_many answers many requests at
+once: rows that want the same model, padded length and mask run as one batch (run_many).
 """
 
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -28,6 +30,12 @@ from model.experiments import (
 
 TOP_K = 5
 WITH, WITHOUT = True, False
+# On this CPU torch, a row's numbers depend on the batch's shape at rounding level (~5e-6): the
+# matmul kernels change below about 6 rows (the output head, one position per row) and below 16
+# positions in all (the blocks). From 8 rows and 16 positions up to 128 rows they agree bitwise,
+# so every batch is filled up to there, alone or not, and no answer depends on its neighbours.
+MIN_ROWS, MIN_POSITIONS = 8, 16
+MAX_ROWS, MAX_POSITIONS = 128, 2048  # a batch's bounds: rows, and rows x padded length
 
 
 @dataclass
@@ -40,6 +48,47 @@ class LineRun:
 
 
 def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
+    """One request's answer, computed alone: exactly what it gets in any batch."""
+    answer = compare_many([req], registry)[0]
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
+@dataclass
+class Plan:
+    """One checked request: its lines' ids, the model shown, and the lesson's untrained depths."""
+
+    req: CompareRequest
+    model: GPT
+    ids_a: list[int]
+    ids_b: list[int]
+    layers: list[int]
+    depth_models: list[GPT]  # one per LESSON_DEPTHS; the shown model itself when it is one of them
+
+    @property
+    def models(self) -> list[GPT]:
+        return list(dict.fromkeys([self.model, *self.depth_models]))  # each model once, in order
+
+
+def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[dict | InputError]:
+    """Each request's answer, or the InputError that names its bad field. Every model runs once
+    for all the requests (run_many); an answer is bitwise the one compare() gives alone."""
+    answers: list = [None] * len(reqs)
+    plans = []
+    for i, req in enumerate(reqs):
+        try:
+            plans.append((i, _plan(req, registry)))
+        except InputError as exc:
+            answers[i] = exc
+    with torch.inference_mode():
+        runs = iter(run_many([(model, p.ids_a, p.ids_b, p.req.causal) for _, p in plans for model in p.models]))
+        for i, plan in plans:
+            answers[i] = _answer(plan, {model: next(runs) for model in plan.models}, registry.tokenizer)
+    return answers
+
+
+def _plan(req: CompareRequest, registry: ModelRegistry) -> Plan:
     model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
     cfg = model.config
     tok = registry.tokenizer
@@ -52,13 +101,15 @@ def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
         raise InputError("layer", f"layer must be at most n_layer ({cfg.n_layer}) (got {req.layer})")
     layers = [req.layer - 1] if req.layer else list(range(cfg.n_layer))
 
-    with torch.inference_mode():
-        runs = run_lines(model, ids_a, ids_b, req.causal)
-        by_depth = []
-        for n_layer in LESSON_DEPTHS:
-            depth_model = registry.random(req.position, n_layer, cfg.n_head, req.seed)
-            depth_runs = runs if depth_model is model else run_lines(depth_model, ids_a, ids_b, req.causal)
-            by_depth.append({"n_layer": n_layer, **_differences(depth_runs)})
+    depth_models = [registry.random(req.position, n_layer, cfg.n_head, req.seed) for n_layer in LESSON_DEPTHS]
+    return Plan(req, model, ids_a, ids_b, layers, depth_models)
+
+
+def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
+    req, cfg, ids_a, ids_b, layers = plan.req, plan.model.config, plan.ids_a, plan.ids_b, plan.layers
+    runs = runs_by_model[plan.model]
+    by_depth = [{"n_layer": n_layer, **_differences(runs_by_model[depth_model])}
+                for n_layer, depth_model in zip(LESSON_DEPTHS, plan.depth_models)]
 
     return {
         "model": {
@@ -82,26 +133,41 @@ def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
 
 
 def run_lines(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> dict:
-    """{(line 0|1, WITH|WITHOUT): LineRun}. Without the mask, padding would be seen, so lines of
-    unequal length then run as two batches."""
-    lines = [ids_a, ids_b]
-    if causal or len(ids_a) == len(ids_b):
-        groups = [[0, 1]]
-    else:
-        groups = [[0], [1]]
-    runs = {}
-    for group in groups:
-        T = max(len(lines[i]) for i in group)
-        rows = [(i, flag) for flag in (WITH, WITHOUT) for i in group]
-        idx = torch.tensor([lines[i] + [0] * (T - len(lines[i])) for i, _ in rows])  # (R, T), right-padded
-        trace = model.trace(idx, use_position=torch.tensor([flag for _, flag in rows]), causal=causal,
-                            logits_at=torch.tensor([len(lines[i]) - 1 for i, _ in rows]))
-        stream = [trace.embedding, *trace.residual]
-        for r, (i, flag) in enumerate(rows):
-            n = len(lines[i])
-            runs[i, flag] = LineRun(trace.logits[r, 0], [p[r, :, :n, :n] for p in trace.attention],
-                                    [s[r, :n] for s in stream])
+    """{(line 0|1, WITH|WITHOUT): LineRun} for one pair of lines, run alone."""
+    return run_many([(model, ids_a, ids_b, causal)])[0]
+
+
+def run_many(jobs: list[tuple[GPT, list[int], list[int], bool]]) -> list[dict]:
+    """For each job (model, ids_a, ids_b, causal), {(line 0|1, WITH|WITHOUT): LineRun}. The rows of
+    all jobs that share a model, a padded length and the mask run as one batch."""
+    batches = defaultdict(list)  # (model, T, causal) -> [(job, line, flag)]
+    for j, (model, ids_a, ids_b, causal) in enumerate(jobs):
+        lines = [ids_a, ids_b]
+        # Without the mask, padding would be seen: lines of unequal length then go to batches of their own length.
+        groups = [[0, 1]] if causal or len(ids_a) == len(ids_b) else [[0], [1]]
+        for group in groups:
+            T = max(len(lines[i]) for i in group)
+            batches[model, T, causal] += [(j, i, flag) for flag in (WITH, WITHOUT) for i in group]
+    runs = [{} for _ in jobs]
+    for (model, T, causal), rows in batches.items():
+        size = max(MIN_ROWS, min(MAX_ROWS, MAX_POSITIONS // T))
+        for first in range(0, len(rows), size):
+            _run_batch(model, T, causal, [(jobs[j][1 + i], j, i, flag) for j, i, flag in rows[first:first + size]],
+                       runs)
     return runs
+
+
+def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[dict]) -> None:
+    """rows: (ids, job, line, flag). Filled with copies of the last row up to MIN_ROWS and MIN_POSITIONS."""
+    filled = rows + rows[-1:] * (max(MIN_ROWS, -(-MIN_POSITIONS // T)) - len(rows))
+    idx = torch.tensor([ids + [0] * (T - len(ids)) for ids, *_ in filled])  # (R, T), right-padded
+    trace = model.trace(idx, use_position=torch.tensor([flag for *_, flag in filled]), causal=causal,
+                        logits_at=torch.tensor([len(ids) - 1 for ids, *_ in filled]))
+    stream = [trace.embedding, *trace.residual]
+    for r, (ids, j, i, flag) in enumerate(rows):
+        n = len(ids)
+        runs[j][i, flag] = LineRun(trace.logits[r, 0], [p[r, :, :n, :n] for p in trace.attention],
+                                   [s[r, :n] for s in stream])
 
 
 def _too_long(length: int, position: str, limit: int) -> str:

@@ -60,3 +60,25 @@ def test_an_error_reaches_every_waiter_and_is_not_cached():
     assert [type(e) for e in asyncio.run(burst())] == [ValueError] * 3
     with pytest.raises(ValueError):
         asyncio.run(cache.answer("compare", CompareRequest(), fail))
+
+
+def test_equal_batched_misses_join_one_batch_item_and_are_then_cached():
+    from app.cache import Batcher
+
+    items = []
+
+    def run_many(reqs):
+        items.extend(reqs)
+        return [{"seed": r.seed} for r in reqs]
+
+    async def burst():
+        cache = ResponseCache(size=8)
+        batcher = Batcher(run_many, cache.limiter, max_size=8, max_wait=0)
+        reqs = [CompareRequest(seed=s % 2) for s in range(10)]
+        first = await asyncio.gather(*(cache.answer_batched("compare", r, batcher) for r in reqs))
+        again = await cache.answer_batched("compare", CompareRequest(seed=1), batcher)
+        return first, again, batcher.sizes
+
+    first, again, sizes = asyncio.run(burst())
+    assert first == [b'{"seed":0}', b'{"seed":1}'] * 5 and again == b'{"seed":1}'
+    assert [r.seed for r in items] == [0, 1] and sizes == {2: 1}
