@@ -193,11 +193,26 @@ function renderNav() {
   ui.select.value = String(state.step);
   ui.present.checked = state.present;
   document.body.classList.toggle("is-presenting", state.present);
-  ui.explorer.href = `/?lang=${state.lang}`;
+  ui.explorer.href = explorerUrl(setupOf(step));
   const link = stepUrl(state.step, state.lang, false);
   ui.qr.src = `/lesson/qr.svg?step=${state.step}&lang=${state.lang}`;
   ui.stepLink.href = link;
   ui.stepLink.textContent = new URL(link, location.href).href;
+}
+
+/** The explorer, opened on this step's setup as it is on screen (its URL keys: see state.js). */
+function explorerUrl(setup) {
+  const q = new URLSearchParams();
+  if (setup) {
+    q.set("a", setup.a);
+    q.set("b", setup.b ?? setup.a);
+    q.set("pos", setup.position);
+    q.set("weights", setup.weights);
+    if (setup.weights === "random") q.set("heads", String(setup.n_head));
+    if (!setup.causal) q.set("causal", "0");
+  }
+  q.set("lang", state.lang);
+  return `/?${q}`;
 }
 
 function bumpRenderCount() {
@@ -523,6 +538,7 @@ function readSetup() {
 function onSetupChange(event) {
   if (event.isComposing) return;
   readSetup();
+  ui.explorer.href = explorerUrl(setupOf(current()));
   if (event.type !== "input") renderSetup(current());
   else updateHints(setupOf(current()));
   if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch

@@ -1,0 +1,214 @@
+"""The guided lesson in a real browser: every step in every language asks before it shows, the verdict
+follows the live numbers, keys and links move between steps, answers survive a reload, and the
+presenter view shows one chart at a time. A few page sessions walk all the steps, to stay quick."""
+
+import json
+import math
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+LANGS = ["zh", "ja", "fr", "en"]
+LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
+
+
+def lesson_texts(lang: str) -> dict:
+    return json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def get_json(url: str):
+    with urllib.request.urlopen(url, timeout=20) as response:
+        return json.loads(response.read())
+
+
+def post_json(url: str, body: dict):
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=20) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def steps(server_url):
+    return get_json(f"{server_url}/api/lesson")["steps"]
+
+
+def step_number(page) -> int:
+    return int(page.get_attribute("[data-step]", "data-step"))
+
+
+def wait_step(page, tools, after: int) -> int:
+    """Wait until the step has painted again (question shown, or reveal drawn) and nothing is out."""
+    return tools.wait_rendered(page, after)
+
+
+def commit_first_choices(page) -> None:
+    names = page.evaluate("() => [...new Set([...document.querySelectorAll('[data-question] input[type=radio]')]"
+                          ".map((r) => r.name))]")
+    for name in names:
+        page.locator(f"[data-question] input[name='{name}']").first.check()
+    page.click("[data-commit]")
+
+
+def expected_gap(server_url: str, setup: dict) -> float:
+    """The last-position gap for a step's setup, asked of the API directly."""
+    body = {"line_a": setup["a"], "line_b": setup["b"] or setup["a"], "position": setup["position"],
+            "weights": setup["weights"], "causal": setup["causal"]}
+    if setup["weights"] == "random":
+        body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
+    return post_json(f"{server_url}/api/compare", body)["difference"]["with_position"]["max_abs"]
+
+
+GAP_KINDS = {"order", "leak", "nomask", "pair", "posemb", "ex1"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_step_asks_first_then_reveals_live(open_page, tools, server_url, steps, lang):
+    page = open_page(f"/lesson?step=1&lang={lang}", locale="en-US")
+    texts = {**tools.texts(lang), **lesson_texts(lang)}
+    count = tools.render_count(page)
+    for n, step in enumerate(steps, start=1):
+        assert step_number(page) == n
+        assert f"step={n}" in page.url and f"lang={lang}" in page.url
+        assert page.inner_text("#step-title") == texts[f"{step['id']}_title"]
+        if step["kind"] == "summary":
+            assert not page.is_visible("[data-question]")
+            assert page.is_visible("[data-reveal]")
+        else:
+            # The question is on screen; nothing of the answer is.
+            assert page.is_visible("[data-question]")
+            radios = page.locator("[data-question] input[type=radio]")
+            expected = sum(len(q["choices"]) for q in step["questions"]) if step["questions"] else len(step["choices"])
+            assert radios.count() == expected
+            assert page.is_hidden("[data-reveal]")
+            assert page.inner_text("[data-verdict]") == ""
+            assert page.locator(".lesson-chart").count() == 0
+            commit_first_choices(page)
+            count = wait_step(page, tools, count)
+            assert page.is_visible("[data-reveal]")
+        verdict = page.inner_text("[data-verdict]")
+        assert verdict and "{" not in verdict and "_choice_" not in verdict, verdict
+        if step["kind"] in GAP_KINDS and lang == "en":
+            shown = float(page.get_attribute("[data-verdict]", "data-value"))
+            assert math.isclose(shown, expected_gap(server_url, step["setup"]), rel_tol=1e-6)
+            wording = texts["verdict_same" if shown < 1e-5 else "verdict_different"]
+            assert wording.split("{")[0] in verdict
+        if n < len(steps):
+            page.locator("body").focus()
+            page.keyboard.press("ArrowRight")
+            count = wait_step(page, tools, count)
+    # The last step is the summary: every committed prediction is listed beside the model's outcome.
+    rows = page.locator(".summary-table tbody tr")
+    assert rows.count() == sum(1 for s in steps if s["choices"] or s["questions"])
+    assert page.locator(".summary-table td", has_text=texts["summary_none"]).count() == 0
+    # ← goes back; the URL alone restores a step; answers survive the reload.
+    page.keyboard.press("ArrowLeft")
+    count = wait_step(page, tools, count)
+    assert step_number(page) == len(steps) - 1
+    page.goto(f"{server_url}/lesson?step=2&lang={lang}")
+    tools.wait_rendered(page, 0)
+    assert step_number(page) == 2
+    assert page.is_visible("[data-reveal]"), "a committed answer is remembered: the step opens revealed"
+    assert page.locator("[data-question] input[type=radio]:checked").count() == 1
+    assert page.locator("[data-question] input[type=radio]:checked").get_attribute("value") == steps[1]["choices"][0]
+
+
+def test_verdict_follows_the_lines(open_page, tools, server_url, steps):
+    """On every step that runs lines, changing line A changes the verdict to what the new numbers say."""
+    open_page.allow("status of 422")  # the 129th character is refused on purpose
+    page = open_page("/lesson?step=1&lang=en", locale="en-US")
+    count = tools.render_count(page)
+    with_lines = [(n, s) for n, s in enumerate(steps, start=1) if s["setup"]]
+    for n, step in with_lines:
+        if step_number(page) != n:
+            page.select_option("#step-select", str(n))
+            count = wait_step(page, tools, count)
+        commit_first_choices(page)
+        count = wait_step(page, tools, count)
+        before = page.inner_text("[data-verdict]")
+        page.fill("#line-a", "春风" + step["setup"]["a"])
+        count = wait_step(page, tools, count)
+        after = page.inner_text("[data-verdict]")
+        assert after != before, (step["id"], after)
+        if step["kind"] in GAP_KINDS:
+            changed = {**step["setup"], "a": "春风" + step["setup"]["a"]}
+            gap = expected_gap(server_url, changed)
+            assert math.isclose(float(page.get_attribute("[data-verdict]", "data-value")), gap, rel_tol=1e-6)
+            assert page.get_attribute("[data-verdict]", "data-outcome") != ""
+            assert "different characters" in after or "same characters" in after, after
+        if step["kind"] == "limit":
+            assert page.get_attribute("[data-verdict]", "data-outcome") == "error"
+            assert "pos_emb" in after and "129" in after
+        if step["kind"] == "relative":
+            assert "春风" in after
+
+
+def test_order_verdict_on_a_true_permutation(open_page, tools):
+    """Another permutation with the same last character: still rounding; the verdict says why."""
+    page = open_page("/lesson?step=1&lang=en", locale="en-US")
+    count = tools.render_count(page)
+    page.check("[data-question] input[value='different']")
+    page.click("[data-commit]")
+    count = wait_step(page, tools, count)
+    assert page.get_attribute("[data-verdict]", "data-prediction") == "wrong"
+    page.fill("#line-a", "春眠不觉晓")
+    page.fill("#line-b", "觉不眠春晓")
+    count = wait_step(page, tools, count)
+    assert page.get_attribute("[data-verdict]", "data-outcome") == "same"
+    assert float(page.get_attribute("[data-verdict]", "data-value")) < 1e-5
+    assert "one layer" in page.inner_text("[data-verdict]")
+    page.click("input[name=position][value=learned]")
+    count = wait_step(page, tools, count)
+    assert page.get_attribute("[data-verdict]", "data-outcome") == "different"
+    assert "gets positions" in page.inner_text("[data-verdict]")
+
+
+def test_presenter_view_one_chart_at_a_time(open_page, tools):
+    page = open_page("/lesson?step=1&lang=en&present=1", width=1280, height=720, locale="en-US")
+    count = tools.render_count(page)
+    assert page.is_checked("#present")
+    assert page.evaluate("() => document.body.classList.contains('is-presenting')")
+    page.locator("body").focus()
+    page.keyboard.press("Enter")  # the teacher reveals; the class answered aloud
+    count = wait_step(page, tools, count)
+    charts = page.locator(".lesson-chart")
+    assert charts.count() >= 2
+    visible = page.locator(".lesson-chart:not([hidden])")
+    assert visible.count() == 1
+    first = visible.first.get_attribute("data-chart")
+    box = page.locator(".lesson-chart:not([hidden]) .js-plotly-plot").bounding_box()
+    assert box["height"] >= 0.5 * 720 and box["width"] >= 0.8 * 1280, box
+    page.keyboard.press("ArrowDown")
+    assert page.locator(".lesson-chart:not([hidden])").count() == 1
+    assert page.locator(".lesson-chart:not([hidden])").get_attribute("data-chart") != first
+    page.keyboard.press("ArrowRight")
+    count = wait_step(page, tools, count)
+    assert step_number(page) == 2 and "present=1" in page.url
+    page.uncheck("#present")
+    assert "present=1" not in page.url
+    page.goto(page.url.replace("step=2", "step=1"))
+    tools.wait_rendered(page, 0)
+    assert page.locator(".lesson-chart").count() == charts.count()
+    assert page.locator(".lesson-chart[hidden]").count() == 0
+
+
+def test_links_qr_and_explorer(open_page, tools, server_url):
+    page = open_page("/lesson?step=4&lang=fr", locale="fr-FR")
+    assert page.evaluate("() => document.querySelector('#qr').naturalWidth") > 100
+    assert page.get_attribute("#step-link", "href") == "/lesson?step=4&lang=fr"
+    count = tools.render_count(page)
+    page.click("#next-step")
+    tools.wait_rendered(page, count)
+    assert step_number(page) == 5
+    assert page.get_attribute("#qr", "src") == "/lesson/qr.svg?step=5&lang=fr"
+    page.go_back()
+    tools.wait_until(page, "() => document.querySelector('[data-step]').dataset.step === '4'")
+    # The explorer opens on the step's setup as the student left it.
+    page.fill("#line-a", "你打我们")
+    page.click("#explorer-link")
+    tools.wait_rendered(page, 0)
+    assert page.url.startswith(f"{server_url}/?") and "lang=fr" in page.url
+    assert page.input_value("#line-a") == "你打我们" and page.input_value("#line-b") == "你打我"
+    assert page.is_checked("input[name=position][value=none]")
