@@ -212,3 +212,108 @@ def test_links_qr_and_explorer(open_page, tools, server_url):
     assert page.url.startswith(f"{server_url}/?") and "lang=fr" in page.url
     assert page.input_value("#line-a") == "你打我们" and page.input_value("#line-b") == "你打我"
     assert page.is_checked("input[name=position][value=none]")
+
+
+# ---- accessibility -------------------------------------------------------------------------------
+# axe-core (npm axe-core 4.14.1, vendored with its MPL-2.0 licence) injected into the page. The CSP
+# allows no inline script, so these pages open in a context that bypasses it, for the audit only.
+
+AXE = Path(__file__).resolve().parent / "vendor" / "axe-4.14.1.min.js"
+AXE_RUN = """async () => {
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v) => `${v.impact} ${v.id}: ${v.nodes.length} node(s), first ${JSON.stringify(v.nodes[0].target)}`);
+}"""
+
+
+def audit(page) -> list[str]:
+    if not page.evaluate("() => 'axe' in window"):
+        page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    return page.evaluate(AXE_RUN)
+
+
+@pytest.fixture
+def audit_page(browser, server_url):
+    contexts, errors = [], []
+
+    def open_audited(path: str, locale: str = "en-US"):
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=locale, bypass_csp=True)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(server_url + path)
+        return page
+
+    yield open_audited
+    for context in contexts:
+        context.close()
+    assert not errors, errors
+
+
+def test_axe_finds_nothing_serious_on_any_step(audit_page, tools, steps):
+    found = {}
+    for lang in LANGS:
+        page = audit_page(f"/lesson?step=1&lang={lang}")
+        count = tools.wait_rendered(page, 0)
+        # Every step in English, before and after its reveal; the first step in the other languages.
+        for n in range(1, len(steps) + 1 if lang == "en" else 2):
+            if step_number(page) != n:
+                page.select_option("#step-select", str(n))
+                count = wait_step(page, tools, count)
+            found[f"{lang} step {n} question"] = audit(page)
+            if steps[n - 1]["kind"] != "summary":
+                commit_first_choices(page)
+                count = wait_step(page, tools, count)
+            found[f"{lang} step {n} revealed"] = audit(page)
+    problems = {where: v for where, v in found.items() if v}
+    assert not problems, json.dumps(problems, ensure_ascii=False, indent=1)
+
+
+def test_keyboard_reaches_every_control_with_a_visible_focus(open_page, tools):
+    page = open_page("/lesson?step=2&lang=en", locale="en-US")  # a step with a previous and a next one
+    count = tools.render_count(page)
+    page.locator("body").focus()
+    seen, rings = [], {}
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        name, ring = page.evaluate("""() => { const el = document.activeElement;
+            const style = getComputedStyle(el);
+            const outlined = style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0;
+            const face = el.closest('.lesson-choice, .switch__option');
+            const shown = face && (face.querySelector('.switch__face') || face);
+            const faceRing = shown && getComputedStyle(shown).outlineStyle !== 'none';
+            return [el.id || el.name || el.tagName, outlined || Boolean(faceRing)]; }""")
+        seen.append(name)
+        rings[name] = rings.get(name, True) and ring
+        if name == "commit":
+            break
+    for control in ("prev-step", "step-select", "next-step", "present", "explorer-link", "line-a", "line-b",
+                    "weights", "n-layer", "heads", "causal", "choice", "commit"):
+        assert control in seen, (control, seen)
+    assert all(rings.values()), rings
+    # Answer and commit from the keyboard alone.
+    page.focus("[data-question] input[name=choice]")
+    page.keyboard.press("Space")
+    page.focus("[data-commit]")
+    page.keyboard.press("Enter")
+    wait_step(page, tools, count)
+    assert page.is_visible("[data-reveal]")
+
+
+def test_every_chart_has_a_text_alternative(open_page, tools, steps):
+    page = open_page("/lesson?step=1&lang=en", locale="en-US")
+    count = tools.render_count(page)
+    for n, step in enumerate(steps, start=1):
+        if step_number(page) != n:
+            page.select_option("#step-select", str(n))
+            count = wait_step(page, tools, count)
+        if step["kind"] != "summary":
+            commit_first_choices(page)
+            count = wait_step(page, tools, count)
+        missing = page.evaluate("""() => [...document.querySelectorAll('.lesson-chart')].filter((figure) => {
+            const alt = document.getElementById(figure.getAttribute('aria-describedby'));
+            const table = figure.querySelector('table, ol');
+            return !(table || (alt && alt.textContent.trim().length > 10));
+        }).map((figure) => figure.dataset.name)""")
+        assert not missing, (step["id"], missing)
