@@ -301,6 +301,7 @@ def test_hostile_text_stays_text(open_page, tools):
     assert HOSTILE in page.text_content(".heatmap-cell--a .heatmap-cell__text")
 
     # Hover the first cell of head 1, line A: the label names the characters literally.
+    page.locator('.heatmap[data-line="a"][data-head="0"]').scroll_into_view_if_needed()
     box = page.locator('.heatmap[data-line="a"][data-head="0"] .nsewdrag').bounding_box()
     n = len(HOSTILE)
     page.mouse.move(box["x"] + box["width"] / (2 * n), box["y"] + box["height"] / (2 * n))

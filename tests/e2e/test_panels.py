@@ -175,7 +175,9 @@ def test_shipped_results(open_page, tools, server_url, empty):
 def test_causal_switch_round_trips_and_silences_the_leak(open_page, tools):
     page = open_page("/?pos=none&weights=random")
     with_mask = page.evaluate(DEPTH_ROWS)
-    assert with_mask[1][1] > 1e-4, "2 layers without positions: the mask leaks order"
+    # Under none there is nothing to add: one column, "without position", and its header alone.
+    assert all(len(row) == 1 for row in with_mask) and page.is_hidden('#depth-table th[data-key="with"]')
+    assert with_mask[1][0] > 1e-4, "2 layers without positions: the mask leaks order"
     assert page.is_hidden("#depth-causal-note") and "causal" not in query(page)
 
     with page.expect_request("**/api/compare") as sent:
@@ -196,7 +198,7 @@ def test_causal_switch_round_trips_and_silences_the_leak(open_page, tools):
 
     tools.redraw_after(page, lambda: page.check("#causal"))
     assert "causal" not in query(page)
-    assert page.evaluate(DEPTH_ROWS)[1][1] > 1e-4
+    assert page.evaluate(DEPTH_ROWS)[1][0] > 1e-4
     tools.redraw_after(page, page.go_back)
     assert not page.is_checked("#causal") and query(page)["causal"] == "0"
 
