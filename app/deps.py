@@ -1,4 +1,5 @@
-"""What routes receive by injection: the models and settings the lifespan loaded."""
+"""What routes receive by injection: the models and settings the lifespan loaded. Each is async, so
+FastAPI calls it on the event loop: a plain def would cost a trip to its thread pool per request."""
 
 from typing import Annotated
 
@@ -10,23 +11,23 @@ from app.settings import Settings
 from app.vendor import VendoredScript
 
 
-def get_registry(request: Request) -> ModelRegistry:
+async def get_registry(request: Request) -> ModelRegistry:
     return request.app.state.registry
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_cache(request: Request) -> ResponseCache:
+async def get_cache(request: Request) -> ResponseCache:
     return request.app.state.cache
 
 
-def get_batcher(request: Request) -> Batcher:
+async def get_batcher(request: Request) -> Batcher:
     return request.app.state.batcher
 
 
-def get_plotly(request: Request) -> VendoredScript:
+async def get_plotly(request: Request) -> VendoredScript:
     return request.app.state.plotly
 
 

@@ -8,7 +8,7 @@ once: rows that want the same model, padded length and mask run as one batch (ru
 
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import torch
@@ -27,6 +27,7 @@ from model.experiments import (
     head_split,
     logits_difference,
 )
+from model.gpt import Trace
 
 TOP_K = 5
 WITH, WITHOUT = True, False
@@ -40,11 +41,24 @@ MAX_ROWS, MAX_POSITIONS = 128, 2048  # a batch's bounds: rows, and rows x padded
 
 @dataclass
 class LineRun:
-    """One line through one model, with or without positions, unpadded."""
+    """One line through one model, with or without positions, unpadded: row `row` of a batch's
+    trace, cut to the line's n positions when first read (most runs only need their logits)."""
 
-    last_logits: torch.Tensor  # (vocab_size,)
-    attention: list[torch.Tensor]  # per layer (nh, T, T)
-    stream: list[torch.Tensor]  # embeddings, then the residual after each block, each (T, C)
+    trace: Trace
+    row: int
+    n: int
+
+    @cached_property
+    def last_logits(self) -> torch.Tensor:  # (vocab_size,)
+        return self.trace.logits[self.row, 0]
+
+    @cached_property
+    def attention(self) -> list[torch.Tensor]:  # per layer (nh, T, T)
+        return [p[self.row, :, :self.n, :self.n] for p in self.trace.attention]
+
+    @cached_property
+    def stream(self) -> list[torch.Tensor]:  # embeddings, then the residual after each block, each (T, C)
+        return [s[self.row, :self.n] for s in (self.trace.embedding, *self.trace.residual)]
 
 
 def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
@@ -163,11 +177,8 @@ def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[d
     idx = torch.tensor([ids + [0] * (T - len(ids)) for ids, *_ in filled])  # (R, T), right-padded
     trace = model.trace(idx, use_position=torch.tensor([flag for *_, flag in filled]), causal=causal,
                         logits_at=torch.tensor([len(ids) - 1 for ids, *_ in filled]))
-    stream = [trace.embedding, *trace.residual]
     for r, (ids, j, i, flag) in enumerate(rows):
-        n = len(ids)
-        runs[j][i, flag] = LineRun(trace.logits[r, 0], [p[r, :, :n, :n] for p in trace.attention],
-                                   [s[r, :n] for s in stream])
+        runs[j][i, flag] = LineRun(trace, r, len(ids))
 
 
 def _too_long(length: int, position: str, limit: int) -> str:
