@@ -66,6 +66,7 @@ function gapKind({ outcomes = { same: "same", different: "different" }, bars, no
     notice: notice ?? ((data) => alignedNotice(data)),
     lesson,
     snippet: (ctx, data) => gapSnippet(ctx.setup, data),
+    batched: true, // the page's number comes from one batch of both lines; the snippet runs them apart
   };
 }
 

@@ -282,7 +282,7 @@ function commit(event) {
     saveAnswer(step.id, { choice: picked.value });
   }
   renderQuestion(step);
-  reveal().catch(showError);
+  reveal({ scroll: true }).catch(showError);
 }
 
 /** The teacher's key press: reveal without a prediction (the class answered aloud or on paper). */
@@ -296,10 +296,11 @@ function presenterReveal() {
   }
   saveAnswer(step.id, { revealed: true });
   renderQuestion(step);
-  reveal().catch(showError);
+  reveal({ scroll: true }).catch(showError);
 }
 
-async function reveal() {
+/** scroll: bring the answer into view (after a commit; not when a step opens already answered). */
+async function reveal({ scroll = false } = {}) {
   const step = current();
   show(ui.reveal, true);
   setBusy(true);
@@ -325,6 +326,7 @@ async function reveal() {
   saveAnswer(step.id, { outcome: answer.judged.outcome });
   show(ui.error, false);
   await updatePanels();
+  if (scroll) ui.reveal.scrollIntoView({ block: "start" });
   finishReveal();
 }
 
@@ -417,6 +419,7 @@ const snippetPanel = {
   update(a) {
     const code = a.kind?.snippet ? a.kind.snippet(a.ctx, a.data) : "";
     ui.snippetCode.textContent = code;
+    show($("#snippet-note"), Boolean(a.kind?.batched));
     ui.copyStatus.textContent = "";
     show(ui.snippet, Boolean(code));
   },
