@@ -100,14 +100,19 @@ export const WEIGHT_ROUNDING = 1e-6;
 const fmtSci = (v) => (v === 0 ? "0" : v.toExponential(1));
 const fmtWeight = (v) => (Math.abs(v) >= 0.01 ? v.toFixed(2) : fmtSci(v));
 
+/** Sentences joined as the language writes them: a space in English and French, nothing in Chinese. */
+function sentences(parts) {
+  return parts.filter(Boolean).join(tr("sentence_sep"));
+}
+
 /** "日→白 0.62, 尽→山 0.41": the text alternative of one map, its largest cells (query → key). */
-function describeCells(z, labels, kind) {
+function describeCells(z, labels, kind, head, name) {
   // Row 0 of a causal pattern always puts all its weight on itself: it says nothing.
   const skip = kind === "pattern" && z.length > 1 && z[0].filter((v) => v !== null).length === 1
     ? new Set([0]) : new Set();
   const cells = topCells(z, 3, skip).map(({ q, k, v }) =>
     `${labels[q]}→${labels[k]} ${kind === "diff" && v > 0 ? "+" : ""}${fmtWeight(v)}`);
-  return tr(kind === "diff" ? "alt_diff" : "alt_pattern", { cells: cells.join(tr("list_sep")) });
+  return tr(kind === "diff" ? "alt_diff" : "alt_pattern", { head, name, cells: cells.join(tr("list_sep")) });
 }
 
 /**
@@ -138,16 +143,19 @@ function explainDifference(response, view, diff) {
   const blind = !view.posinfo || response.model.position === "none";
   let verdict = "";
   if (diff.aligned && lineA.tokens[last] !== lineB.tokens[last]) {
-    verdict = tr("attn_verdict_other_end", { a: lastA, b: lastB, value: fmtSci(lastRow) });
+    verdict = tr("attn_verdict_other_end", { a: lastA, b: lastB, value: fmtWeight(lastRow) });
   } else if (diff.aligned && lastRow < WEIGHT_ROUNDING) {
-    verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtSci(lastRow), limit: WEIGHT_ROUNDING.toExponential() });
+    verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtWeight(lastRow), limit: WEIGHT_ROUNDING.toExponential() });
   } else if (diff.aligned) {
     const why = !blind ? "attn_why_positions" : view.layer > 1 ? "attn_why_leak" : "attn_why_other";
-    verdict = `${tr("attn_verdict_differs", { ch: lastA, value: fmtSci(lastRow) })} ${tr(why, { layer: view.layer, prev: view.layer - 1 })}`;
+    verdict = sentences([
+      tr("attn_verdict_differs", { ch: lastA, value: fmtWeight(lastRow) }),
+      tr(why, { layer: view.layer, prev: view.layer - 1 }),
+    ]);
   }
-  if (diff.aligned && blind && view.layer === 1 && T > 2) verdict += ` ${tr("attn_earlier_rows")}`;
+  if (diff.aligned && blind && view.layer === 1 && T > 2) verdict = sentences([verdict, tr("attn_earlier_rows")]);
   const node = $("#attn-verdict");
-  fillRich(node, verdict.trim());
+  fillRich(node, verdict);
   show(node, Boolean(verdict));
 }
 
@@ -193,7 +201,7 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
     const head = tr("attn_head", { h: h + 1 });
     $(".heatmap-row__title", row).textContent = head;
     const score = $(".heatmap-row__score", row);
-    score.textContent = diff ? tr("attn_head_score", { value: fmtSci(diff.largest[h].value) }) : "";
+    score.textContent = diff ? tr("attn_head_score", { value: fmtWeight(diff.largest[h].value) }) : "";
     score.dataset.value = diff ? String(diff.largest[h].value) : "";
     row.classList.toggle("is-strongest", h === strongest && nHead > 1);
     const diffCaption = tr(diff?.aligned ? "attn_col_diff_aligned" : "attn_col_diff");
@@ -210,7 +218,7 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
       const labels = kind === "diff" && !diff.aligned
         ? tokens.map((ch, i) => `${visible(ch)}/${visible(lineB.tokens[i])}`)
         : tokens.map(visible);
-      $(".heatmap-cell__alt", figure).textContent = `${head}, ${name}. ${describeCells(z, labels, kind)}`;
+      $(".heatmap-cell__alt", figure).textContent = describeCells(z, labels, kind, head, name);
       const spec = { tokens, tokensB: lineB.tokens, z, kind, range, aligned: Boolean(diff?.aligned) };
       return draw(plot, heatmapFigure(spec), `attention-layer${layer}-head${h + 1}-${which}`);
     });
@@ -233,23 +241,23 @@ function depthVerdict(response) {
   const perm = reorderingOf(lineA.tokens, lineB.tokens);
   const T = lineA.tokens.length;
   const same = one.without_position.max_abs;
-  const sentences = [];
+  const parts = [];
   if (same < LOGIT_ROUNDING) {
-    sentences.push(tr("depth_verdict_same", { value: fmtSci(same) }));
+    parts.push(tr("depth_verdict_same", { value: fmtSci(same) }));
   } else if (perm && lineA.tokens[T - 1] !== lineB.tokens[T - 1]) {
-    sentences.push(tr("depth_verdict_other_end", {
+    parts.push(tr("depth_verdict_other_end", {
       value: fmtSci(same), a: visible(lineA.tokens[T - 1]), b: visible(lineB.tokens[T - 1]),
     }));
   } else if (!perm) {
-    sentences.push(tr("depth_verdict_other_chars", { value: fmtSci(same) }));
+    parts.push(tr("depth_verdict_other_chars", { value: fmtSci(same) }));
   } else {
-    sentences.push(tr("depth_verdict_differs", { value: fmtSci(same) }));
+    parts.push(tr("depth_verdict_differs", { value: fmtSci(same) }));
   }
   if (two && same < LOGIT_ROUNDING && response.model.causal) {
     const leak = two.without_position.max_abs;
-    sentences.push(tr(leak < LOGIT_ROUNDING ? "depth_verdict_no_leak" : "depth_verdict_leak", { value: fmtSci(leak) }));
+    parts.push(tr(leak < LOGIT_ROUNDING ? "depth_verdict_no_leak" : "depth_verdict_leak", { value: fmtSci(leak) }));
   }
-  return sentences.join(" ");
+  return sentences(parts);
 }
 
 /** The mask-off control: every depth's difference without positions, and whether it is all rounding. */

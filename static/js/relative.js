@@ -66,9 +66,12 @@ export function createRelativePanel(context, { initial, onChange }) {
     return request;
   }
 
-  function showError(message) {
-    ui.error.textContent = message;
-    show(ui.error, Boolean(message));
+  let shownError = null; // [key, vars] of the message on screen, worded again after a language switch
+
+  function showError(key, vars = {}) {
+    shownError = key ? [key, vars] : null;
+    ui.error.textContent = key ? tr(key, vars) : "";
+    show(ui.error, Boolean(key));
   }
 
   function setOptions(select, n, want) {
@@ -115,7 +118,7 @@ export function createRelativePanel(context, { initial, onChange }) {
     clearTimeout(timer);
     timer = null;
     if (!chars.first || !chars.second) {
-      showError(tr("rel_error_empty"));
+      showError("rel_error_empty");
       setState("error");
       return;
     }
@@ -135,17 +138,17 @@ export function createRelativePanel(context, { initial, onChange }) {
       inFlight = null;
       data = { ...answer, weights: request.weights };
       dataKey = key;
-      showError("");
+      showError(null);
       await redraw();
     } catch (error) {
       if (controller.signal.aborted || inFlight?.controller !== controller) return;
       inFlight = null;
       setState("error");
-      if (!(error instanceof ApiError)) showError(tr("error_network"));
+      if (!(error instanceof ApiError)) showError("error_network");
       else {
         // Worded from the error's type, in the page's language; the inputs hold one character each.
         const refused = error.status === 422 && (error.fields.length || error.general.length);
-        showError(refused ? tr("rel_error_empty") : tr("error_server", { status: error.status }));
+        showError(refused ? "rel_error_empty" : "error_server", { status: error.status });
       }
     }
   }
@@ -186,8 +189,9 @@ export function createRelativePanel(context, { initial, onChange }) {
     refresh() {
       if (active) fetchNow();
     },
-    /** The language changed: redraw the labels. */
+    /** The language changed: redraw the labels, and word an error on screen again. */
     redraw() {
+      if (shownError) showError(...shownError);
       return redraw();
     },
     /** Back or forward in history: take the URL's characters, layer and head. */

@@ -42,6 +42,11 @@ def sci(v: float) -> str:
     return "0" if v == 0 else re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{v:.1e}")
 
 
+def weight(v: float) -> str:
+    """How the page writes an attention weight or a difference of weights: 0.49, or 3.1e-8 when tiny."""
+    return f"{v:.2f}" if abs(v) >= 0.01 else sci(v)
+
+
 def permutation(a: str, b: str) -> list[int]:
     """perm[i] = the position in b of a's i-th character, repeats matched in order."""
     free = {}
@@ -84,7 +89,7 @@ def test_aligned_difference_is_blank_on_the_last_row_and_cell_by_cell_is_not(ope
     assert page.text_content("#attn-diff-what") == plain(t["attn_diff_aligned"])
     largest = max(max_abs([d[last]]) for d in diffs)
     verdict = page.text_content("#attn-verdict")
-    assert verdict.startswith(fill(t["attn_verdict_blank"], ch="尽", limit="1e-6", value=sci(largest)))
+    assert verdict.startswith(fill(t["attn_verdict_blank"], ch="尽", limit="1e-6", value=weight(largest)))
     assert page.is_visible("#attn-verdict")
 
     tools.redraw_after(page, lambda: page.uncheck("#align"))
@@ -108,7 +113,7 @@ def test_the_text_follows_the_lines_typed(open_page, tools):
     page = open_page("/?weights=random&pos=none&n_layer=1&lang=en")
     rows = page.evaluate(DEPTH_ROWS)  # under none, one column: without position
     assert rows[0][0] < 1e-5 < rows[1][0]
-    assert page.text_content("#depth-verdict") == " ".join(
+    assert page.text_content("#depth-verdict") == t["sentence_sep"].join(
         [fill(t["depth_verdict_same"], value=sci(rows[0][0])), fill(t["depth_verdict_leak"], value=sci(rows[1][0]))])
 
     # A reordering that ends on another character: alignment still holds, the last row cannot be blank.
@@ -116,7 +121,7 @@ def test_the_text_follows_the_lines_typed(open_page, tools):
     assert page.get_attribute("#heatmaps", "data-aligned") == "true"
     last_rows = max(max_abs([d[-1]]) for d in page.evaluate(DIFFS))
     assert page.text_content("#attn-verdict").startswith(
-        fill(t["attn_verdict_other_end"], a="尽", b="山", value=sci(last_rows)))
+        fill(t["attn_verdict_other_end"], a="尽", b="山", value=weight(last_rows)))
     rows = page.evaluate(DEPTH_ROWS)
     assert rows[0][0] > 1e-5
     assert page.text_content("#depth-verdict") == fill(t["depth_verdict_other_end"], a="尽", b="山",
