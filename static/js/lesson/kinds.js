@@ -19,6 +19,8 @@ const chars = (text) => [...(text ?? "")];
 const pct = (x) => (100 * x).toFixed(0);
 const fixed = (x, digits = 3) => Number(x).toFixed(digits);
 const py = (text) => JSON.stringify(text); // a JSON string is a valid Python string literal
+/** Sentences join with a space in French and English, with nothing after 。 in Chinese and Japanese. */
+export const sentenceSep = () => tr("sentence_sep");
 const mean = (xs) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
 // ---- /api/compare ------------------------------------------------------------------------------
@@ -56,7 +58,8 @@ function gapKind({ outcomes = { same: "same", different: "different" }, bars, no
     judge(data, ctx) {
       const gap = data.difference.with_position.max_abs;
       const same = gap < ROUNDING;
-      const text = `${tr(same ? "verdict_same" : "verdict_different", { d: sci(gap) })} ${reason(ctx.setup, gap)}`;
+      const text = [tr(same ? "verdict_same" : "verdict_different", { d: sci(gap) }), reason(ctx.setup, gap)]
+        .join(sentenceSep());
       return { outcome: outcomes[same ? "same" : "different"], text, value: gap };
     },
     charts(data, ctx) {
@@ -264,7 +267,12 @@ const table = {
       figure: similarityFigure({ matrix: data.learned }),
     }];
   },
-  notice: () => "",
+  notice(data) {
+    if (!data.learned) return "";
+    const row = data.learned[0].map((c, j) => ({ c, j })).slice(1).sort((x, y) => y.c - x.c);
+    const [best, worst] = [row[0], row.at(-1)];
+    return tr("notice_table", { m: best.j, c: fixed(best.c, 2), k: worst.j, ck: fixed(worst.c, 2) });
+  },
   snippet: () => [
     "from model.assets import checkpoint_path",
     "from model.checkpoint import load_checkpoint",
@@ -303,7 +311,12 @@ const rotate = {
       figure: ropePairFigure({ rope: r, pair: p, tokens }),
     }));
   },
-  notice: () => "",
+  notice(data) {
+    const r = data.rope;
+    if (!r) return "";
+    const turn = (theta) => Math.round((2 * Math.PI) / theta).toLocaleString("en-US");
+    return tr("notice_rotate", { p: ((2 * Math.PI) / r.theta[0]).toFixed(1), last: r.theta.length - 1, q: turn(r.theta.at(-1)) });
+  },
   snippet: (ctx, data) => [
     "from model.rope import rope_frequencies",
     "",
@@ -345,7 +358,7 @@ const relative = {
       figure: relativeFigure({ starts: data.starts, scores: data.scores, layer: 1, head: 1 }),
     }];
   },
-  notice: () => "",
+  notice: (data) => (data.tooShort || !data.scores.none ? "" : tr("notice_relative", { none: sci(spread(data.scores.none[0][0])) })),
   snippet: (ctx) => [
     "from model.assets import checkpoint_path",
     "from model.checkpoint import load_checkpoint",
@@ -382,7 +395,16 @@ const length = {
       figure: lengthFigure({ runs: data.runs }),
     }];
   },
-  notice: () => "",
+  notice(data) {
+    const r = ropeLength(data);
+    const none = (data.runs ?? []).find((run) => run.position === "none");
+    if (!r || !none) return "";
+    const before = mean(none.loss.slice(0, none.train_length));
+    const after = mean(none.loss.slice(none.train_length));
+    return tr("notice_length", {
+      none_before: fixed(before), none_after: fixed(after), none_rise: fixed(after - before), rope_rise: fixed(r.after - r.before),
+    });
+  },
   snippet: () => [
     "import json",
     "from model.assets import WEIGHTS_DIR",
@@ -423,7 +445,9 @@ const split = {
     const table = el("table", { className: "data-table" }, [el("caption", { className: "visually-hidden", text: tr("chart_split") }), head, body]);
     return [{ name: "split", caption: tr("chart_split"), alt: "", table: el("div", {}, [flow, table]) }];
   },
-  notice: () => "",
+  notice: (data) => tr("notice_split", {
+    n_head: data.n_head, head_dim: data.shapes.heads[3], n_embd: data.n_embd, t: data.shapes.scores[3],
+  }),
   lesson: (data, ctx) => {
     const p4 = data.params.find((p) => p.n_head === 4);
     return tr("split_lesson", { qkv: ctx.step.lesson.qkv, proj: ctx.step.lesson.proj, ours_qkv: p4.qkv, ours_proj: p4.proj });
@@ -461,7 +485,7 @@ const heads = {
   },
   charts: (data) => data.lines[0].attention[0].map((_, h) => heatmapChart(data, 0, h)),
   notice: (data) => headNumbers(data).stats
-    .map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) })).join(" "),
+    .map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) })).join(sentenceSep()),
   snippet: (ctx) => [
     "import torch",
     ...modelLines(ctx.setup),
@@ -485,7 +509,7 @@ function trainingKind(key) {
   const runsOf = (data) => splitExercises(data.runs ?? [])[key];
   const name = (run) => (key === "heads" ? String(run.n_head) : run.position);
   const label = (run) => (key === "heads" ? headsLabel(run.n_head) : modeLabel(run.position));
-  const listOf = (runs) => runs.map((r) => `${label(r)} ${fixed(finalLoss(r))}`).join(", ");
+  const listOf = (runs) => runs.map((r) => `${label(r)} ${fixed(finalLoss(r))}`).join(tr("list_sep"));
   return {
     fetch: () => getShipped("training"),
     judge(data, ctx) {
@@ -501,7 +525,10 @@ function trainingKind(key) {
       return [{ name: `training-${key}`, caption: tr("chart_training"), alt: tr("chart_training_alt", { list: listOf(runs) }),
         figure: trainingFigure({ runs, key }) }];
     },
-    notice: () => "",
+    notice(data) {
+      const losses = runsOf(data).map(finalLoss);
+      return losses.length > 1 ? tr("notice_training", { gap: fixed(Math.max(...losses) - Math.min(...losses)) }) : "";
+    },
     lesson: (data, ctx) => (ctx.step.id === "ex2" ? tr("ex2_lesson") : ""),
     snippet: () => [
       "import json",
