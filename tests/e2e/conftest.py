@@ -50,9 +50,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _read_log(log) -> str:
+def _read_log(log, limit: int | None = 4000) -> str:
     log.seek(0)
-    return log.read().decode("utf-8", "replace")[-4000:]
+    text = log.read().decode("utf-8", "replace")
+    return text[-limit:] if limit else text
+
+
+SERVER_LOG = {}  # "read": the server_url process's whole log so far, once it runs
+
+
+@pytest.fixture
+def server_log(server_url):
+    """() -> the served app's log: `serve` restarts a worker that dies, and its log is where that shows."""
+    return SERVER_LOG["read"]
 
 
 @pytest.fixture(scope="session")
@@ -80,6 +90,7 @@ def server_url():
                     pytest.fail(f"the app did not answer {url}/healthz within {SERVER_START_TIMEOUT} s:\n"
                                 f"{_read_log(log)}")
                 time.sleep(0.2)
+            SERVER_LOG["read"] = lambda: _read_log(log, limit=None)
             yield url
         finally:
             proc.terminate()
