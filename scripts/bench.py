@@ -3,19 +3,24 @@ and print a Markdown table for the README. Loopback only; every run is bounded i
 
     python scripts/bench.py [--workers 2] [--duration 10] [--port 8765]
 
-Needs wrk (apt-get install wrk) and chromium for the page weight (as for the browser tests).
+Also: the time to the first heatmap and the weight of each page in chromium (cold cache, median of
+5), and how many fresh comparisons the server batched together under load.
+Needs wrk (apt-get install wrk) and chromium (as for the browser tests).
 """
 
 import argparse
+import ast
 import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,21 +100,140 @@ def post_many(url: str, n: int) -> None:
         urllib.request.urlopen(req, timeout=10).read()
 
 
-def page_weight(base: str) -> int:
-    """Bytes over the wire for the page and everything it loads, measured in chromium."""
+# Runs in the page before its scripts: notes when the first Plotly heatmap image is in the DOM.
+FIRST_HEATMAP = """
+new MutationObserver((_, observer) => {
+  if (document.querySelector('.heatmaplayer image')) {
+    window.__firstHeatmap = performance.now();
+    observer.disconnect();
+  }
+}).observe(document, {childList: true, subtree: true});
+"""
+LESSON_STORE = "heads-positions.lesson.v1"  # static/js/lesson/store.js: answers kept in localStorage
+LESSON_HEATMAP_KINDS = ("order", "pair", "posemb", "heads")  # steps whose reveal draws heatmaps
+
+
+def launch_chromium(p):
+    return p.chromium.launch(executable_path=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"),
+                             args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                                   "--disable-background-networking", "--disable-component-update",
+                                   "--disable-sync"])
+
+
+def page_weight(browser, url: str) -> int:
+    """Bytes over the wire for the page and everything it loads, cold cache."""
+    context = browser.new_context()
+    page = context.new_page()
+    sizes = []
+    page.on("requestfinished", lambda r: sizes.append(r.sizes()))
+    page.goto(url, wait_until="networkidle")
+    context.close()
+    return sum(s["responseBodySize"] + s["responseHeadersSize"] for s in sizes)
+
+
+def first_heatmap(browser, url: str, storage: dict | None = None, runs: int = 5) -> dict:
+    """Median ms from navigation to the first heatmap drawn (and to DOMContentLoaded), each run in a
+    new context, so with a cold cache. storage: localStorage to set first (a lesson step already answered)."""
+    heatmap, dcl = [], []
+    for _ in range(runs):
+        context = browser.new_context()
+        if storage:
+            value = json.dumps(json.dumps(storage))
+            context.add_init_script(f"try {{ localStorage.setItem({json.dumps(LESSON_STORE)}, {value}); }} catch {{}}")
+        context.add_init_script(FIRST_HEATMAP)
+        page = context.new_page()
+        page.goto(url)
+        deadline = time.monotonic() + 30
+        while (t := page.evaluate("window.__firstHeatmap")) is None:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no heatmap on {url} within 30 s")
+            page.wait_for_timeout(20)
+        heatmap.append(t)
+        dcl.append(page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"))
+        context.close()
+    return {"heatmap": statistics.median(heatmap), "dcl": statistics.median(dcl), "runs": sorted(heatmap)}
+
+
+def lesson_heatmap_step(base: str) -> tuple[int, str] | None:
+    """The first lesson step whose reveal draws a heatmap, or None while /lesson does not answer."""
+    try:
+        with urllib.request.urlopen(base + "/api/lesson", timeout=10) as response:
+            steps = json.load(response)["steps"]
+    except (OSError, KeyError, ValueError):
+        return None
+    return next(((n, s["id"]) for n, s in enumerate(steps, 1) if s["kind"] in LESSON_HEATMAP_KINDS), None)
+
+
+def browser_figures(base: str) -> dict:
+    """Page weight and first heatmap for the explorer, and for the lesson when it is served."""
     from playwright.sync_api import sync_playwright
 
+    figures = {}
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"),
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                                          "--disable-background-networking", "--disable-component-update",
-                                          "--disable-sync"])
-        page = browser.new_page()
-        sizes = []
-        page.on("requestfinished", lambda r: sizes.append(r.sizes()))
-        page.goto(base + "/", wait_until="networkidle")
+        browser = launch_chromium(p)
+        figures["explorer"] = {"path": "/", "weight": page_weight(browser, base + "/"),
+                               **first_heatmap(browser, base + "/")}
+        step = lesson_heatmap_step(base)
+        if step is not None:
+            number, step_id = step
+            # The step opens already answered, so it reveals (and draws) at once, as for a returning student.
+            url = f"{base}/lesson?step={number}"
+            figures["lesson"] = {"path": f"/lesson?step={number}", "weight": page_weight(browser, base + "/lesson"),
+                                 **first_heatmap(browser, url, {step_id: {"revealed": True}})}
         browser.close()
-    return sum(s["responseBodySize"] + s["responseHeadersSize"] for s in sizes)
+    return figures
+
+
+BATCH_LOG = re.compile(r"compare batches by number of requests: (\{.*\})")
+
+
+def batch_sizes(log: str) -> Counter:
+    """Batches of fresh comparisons by number of requests, summed over the workers' shutdown lines."""
+    sizes = Counter()
+    for found in BATCH_LOG.findall(log):
+        sizes.update(ast.literal_eval(found))
+    return sizes
+
+
+def serve(port: int, workers: int, log) -> subprocess.Popen:
+    exe = Path(sys.executable).with_name("heads-positions")
+    server = subprocess.Popen([str(exe), "serve", "--port", str(port), "--workers", str(workers)],
+                              stdout=subprocess.DEVNULL, stderr=log)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(base + "/readyz", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.5)
+    time.sleep(1)  # every worker up
+    return server
+
+
+def stop(server: subprocess.Popen) -> None:
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=30)
+
+
+def batches_under_load(port: int, workers: int, connections: int, seconds: int) -> Counter:
+    """A server of its own, so its batch count covers this load only."""
+    with tempfile.TemporaryFile("w+") as log:
+        server = serve(port, workers, log)
+        try:
+            wrk(f"http://127.0.0.1:{port}/api/compare", connections, seconds, lua=FRESH_LUA)
+        finally:
+            stop(server)
+        log.seek(0)
+        return batch_sizes(log.read())
+
+
+def describe(sizes: Counter) -> str:
+    requests = sum(n * count for n, count in sizes.items())
+    if not requests:
+        return "none"
+    median = statistics.median([n for n, count in sizes.items() for _ in range(n * count)])
+    return (f"{sum(sizes.values()):,} batches for {requests:,} requests; a request's batch held a median of "
+            f"{median:g} requests (largest {max(sizes)})")
 
 
 def forward_ms() -> float:
@@ -139,17 +263,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=10_000, help="requests between the two memory readings")
     args = parser.parse_args()
     base = f"http://127.0.0.1:{args.port}"
-    exe = Path(sys.executable).with_name("heads-positions")
-    server = subprocess.Popen([str(exe), "serve", "--port", str(args.port), "--workers", str(args.workers)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = serve(args.port, args.workers, subprocess.DEVNULL)
     try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(base + "/readyz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        time.sleep(1)  # every worker up
+        figures = browser_figures(base)  # first, on an idle server, as a student's first visit
         rows = []
         for c in args.connections:
             bare = wrk(base + "/healthz", c, args.duration)
@@ -165,10 +281,9 @@ def main() -> int:
         rss_before = worker_rss_mb(server.pid)
         post_many(base + "/api/compare", args.requests)
         rss_after = worker_rss_mb(server.pid)
-        weight = page_weight(base)
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=20)
+        stop(server)
+    batches = {c: batches_under_load(args.port, args.workers, c, args.duration) for c in (16, 100)}
 
     print(f"\nworkers: {args.workers}, {args.duration} s per run, wrk on loopback, {os.cpu_count()} cores\n")
     print("| clients | endpoint | req/s | p50 ms | p99 ms | errors | req/s vs bare |")
@@ -182,7 +297,14 @@ def main() -> int:
           f"p99 {health_under_load['p99']:.1f} ms")
     print(f"memory per worker before / after {args.requests:,} requests: "
           + ", ".join(f"{b:.0f} / {a:.0f} MB ({(a - b) / b:+.1%})" for b, a in zip(rss_before, rss_after)))
-    print(f"page and everything it loads: {weight / 1024:.0f} KB over the wire")
+    for name, f in figures.items():
+        print(f"{name} ({f['path']}): {f['weight'] / 1024:.0f} KB over the wire; first heatmap "
+              f"{f['heatmap']:.0f} ms after navigation (median of {len(f['runs'])}, cold cache; runs "
+              f"{', '.join(f'{t:.0f}' for t in f['runs'])}), DOMContentLoaded {f['dcl']:.0f} ms")
+    if "lesson" not in figures:
+        print("lesson: /api/lesson did not answer, so no lesson figures (they run once it does)")
+    for c, sizes in batches.items():
+        print(f"fresh comparisons batched at {c} clients: {describe(sizes)}")
     print(f"one forward pass in-process (2 layers, 5 characters, 1 thread): {forward_ms():.2f} ms")
     return 0
 

@@ -18,6 +18,8 @@ def index(request: Request, plotly: Plotly, registry: Registry, lang: str | None
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
         "trained": sorted(registry.trained),  # so the first paint already picks trained weights where they ship
+        # main.js's first requests, which it makes only once Plotly has run: fetched meanwhile.
+        "preload_fetch": [request.url_for("static", path=f"i18n/{chosen}.json").path, "/api/options"],
     }, headers={"Vary": "Accept-Language"})
 
 

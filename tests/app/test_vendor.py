@@ -1,4 +1,5 @@
-"""The one Plotly bundle the page loads: npm's cartesian partial bundle, vendored with its licence."""
+"""What the pages load first: one Plotly, npm's cartesian partial bundle vendored with its licence, and
+the explorer's first requests preloaded."""
 
 import gzip
 import re
@@ -34,3 +35,11 @@ def test_bundle_is_served_pre_gzipped_and_cached_for_a_year(client):
 def test_any_other_vendor_name_is_404(client):
     assert client.get("/vendor/plotly-4.1.1.min.js").status_code == 404
     assert client.get("/vendor/..%2Fapp%2Fmain.py").status_code == 404
+
+
+def test_the_explorer_preloads_its_first_requests_in_the_pages_language(client):
+    html = client.get("/", headers={"Accept-Language": "ja"}).text
+    preloads = re.findall(r'<link rel="preload" href="([^"]+)" as="fetch" crossorigin>', html)
+    assert preloads == ["/static/i18n/ja.json", "/api/options"]
+    assert client.get(preloads[0]).json() and client.get(preloads[1]).status_code == 200
+    assert re.findall(r'rel="preload" href="([^"]+)"', client.get("/?lang=fr").text)[0] == "/static/i18n/fr.json"
