@@ -19,12 +19,12 @@ def test_rate_limit_is_off_by_default_and_per_address_when_set(client):
 
 
 def test_an_internal_error_gives_a_request_id_and_no_trace(monkeypatch, caplog):
-    import app.routes.api as api
+    import app.main
 
-    def broken(req, registry):
+    def broken(reqs, registry):
         raise RuntimeError("secret detail from deep inside")
 
-    monkeypatch.setattr(api, "compare", broken)
+    monkeypatch.setattr(app.main, "compare_many", broken)  # what the lifespan's batcher calls
     with TestClient(create_app(), raise_server_exceptions=False) as c, caplog.at_level(logging.ERROR):
         r = c.post("/api/compare", json={"seed": 12345})
     assert r.status_code == 500
