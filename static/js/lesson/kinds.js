@@ -219,6 +219,8 @@ const limit = {
   judge(data, ctx) {
     const n = Math.max(chars(ctx.setup.a).length, chars(ctx.setup.b).length);
     const rows = ctx.options.max_chars.learned;
+    // Refused for another rule (an empty line): say so, without claiming anything about the table.
+    if (data.refused && n <= ctx.options.max_chars[ctx.setup.position]) return { outcome: null, text: data.refused.msg, value: n };
     if (data.refused) return { outcome: "error", text: tr("limit_error", { msg: data.refused.msg, pos: n - 1 }), value: n };
     if (ctx.setup.position !== "learned" && n > rows) {
       return { outcome: "works", text: tr("limit_other", { mode: modeLabel(ctx.setup.position), n, max: ctx.options.max_chars[ctx.setup.position] }), value: n };
