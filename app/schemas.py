@@ -59,6 +59,10 @@ class CompareRequest(BaseModel):
         description="Only this layer's attention maps (1-based), to keep long lines' answers small. "
         "Omitted: every layer. `attention_layers` in the answer says which layers `attention` holds.",
     )
+    attention_without_position: bool = Field(
+        True, description="false leaves each line's `attention_without_position` out (null): it halves a long "
+        "line's answer when only the maps with position information are shown.",
+    )
 
 
 class Difference(BaseModel):
@@ -91,9 +95,10 @@ class LineResult(BaseModel):
         description="Post-softmax pattern [layer][head][query][key] for the layers in `attention_layers`; "
         "masked (future) keys are exactly 0."
     )
-    attention_without_position: list[list[list[list[float]]]] = Field(
+    attention_without_position: list[list[list[list[float]]]] | None = Field(
         description="The same layers' patterns from the same weights run with use_position=False (no pos_emb "
-        "term, no rotation). Under position 'none' it equals `attention`."
+        "term, no rotation). Under position 'none' it equals `attention`. Null when the request set "
+        "attention_without_position to false."
     )
     top_next: list[NextToken] = Field(description="The 5 most likely next characters, most likely first.")
 

@@ -133,7 +133,8 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
             "vocab_size": cfg.vocab_size,
         },
         "attention_layers": [i + 1 for i in layers],
-        "lines": [_line(text, ids, runs[i, WITH], runs[i, WITHOUT], tok, layers)
+        "lines": [_line(text, ids, runs[i, WITH], runs[i, WITHOUT] if req.attention_without_position else None,
+                        tok, layers)
                   for i, (text, ids) in enumerate(((req.line_a, ids_a), (req.line_b, ids_b)))],
         "difference": _differences(runs),
         "by_depth": by_depth,
@@ -187,8 +188,9 @@ def _too_long(length: int, position: str, limit: int) -> str:
     return f"at most {limit} characters with position '{position}' (got {length})"
 
 
-def _line(text: str, ids, run: LineRun, blind: LineRun, tok: CharTokenizer, layers: list[int]) -> dict:
-    """run: the line with position information; blind: the same weights without it (use_position=False)."""
+def _line(text: str, ids, run: LineRun, blind: LineRun | None, tok: CharTokenizer, layers: list[int]) -> dict:
+    """run: the line with position information; blind: the same weights without it (use_position=False),
+    or None when the request leaves those maps out."""
     probs = torch.softmax(run.last_logits.double(), dim=-1)
     top = torch.topk(probs, TOP_K)
     return {
@@ -198,7 +200,7 @@ def _line(text: str, ids, run: LineRun, blind: LineRun, tok: CharTokenizer, laye
         "unknown": ids.unknown,
         # [layer][head][query][key]; float32 numpy so the JSON carries float32's shortest digits.
         "attention": np.stack([run.attention[i].numpy() for i in layers]),
-        "attention_without_position": np.stack([blind.attention[i].numpy() for i in layers]),
+        "attention_without_position": np.stack([blind.attention[i].numpy() for i in layers]) if blind else None,
         "top_next": [{"token": tok.token(i), "prob": p} for p, i in zip(top.values.tolist(), top.indices.tolist())],
     }
 

@@ -21,10 +21,29 @@ export function setDict(next) {
   dict = next;
 }
 
-/** tr("line_hint", {n: 5, max: 128}) -> "5 / 128 characters". A missing key shows as itself. */
+/** A number as the page's language writes it: 4,787 and 2,7e-7 in French, 4.787 elsewhere. */
+export function num(value) {
+  const sep = dict.decimal_sep ?? ".";
+  return sep === "." ? String(value) : String(value).replace(/(\d)\.(\d)/g, `$1${sep}$2`);
+}
+
+/** A whole number with the language's thousands separator: 49,536, or 49 536 in French. */
+export function grouped(value) {
+  return Number(value).toLocaleString(document.documentElement.lang || "en");
+}
+
+/** Plotly's separators (decimal, then thousands) for the page's language. */
+export function plotlySeparators() {
+  return (dict.decimal_sep ?? ".") === "," ? ", " : ".,";
+}
+
+/**
+ * tr("line_hint", {n: 5, max: 128}) -> "5 / 128 characters". A missing key shows as itself.
+ * Decimal points in the values are written as the language writes them (num).
+ */
 export function tr(key, vars = {}) {
   const text = dict[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? String(vars[name]) : whole));
+  return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? num(vars[name]) : whole));
 }
 
 /** Fill node with text in which `backticks` mark code names, as the templates' rich() macro does. */

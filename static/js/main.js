@@ -258,8 +258,10 @@ function requestBody() {
   if (body.weights === "random") body.n_head = state.heads;
   if (body.weights === "random" && state.nLayer) body.n_layer = state.nLayer;
   if (!state.causal) body.causal = false;
-  // Every layer of two long lines is megabytes of JSON: ask for the layer on screen only.
+  // Every layer of two long lines is megabytes of JSON: ask for the layer on screen only, and only
+  // for the view shown (with or without position information).
   if (isLong()) body.layer = Math.min(state.layer, knownDepth() ?? state.layer);
+  if (isLong() && state.posinfo) body.attention_without_position = false;
   return body;
 }
 

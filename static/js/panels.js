@@ -2,7 +2,7 @@
 
 import { $, $$, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
-import { fillRich, tr } from "./i18n.js";
+import { fillRich, grouped, num, tr } from "./i18n.js";
 import { differenceMap, largestAbs, reorderingOf, topCells } from "./align.js";
 import {
   RESIDUAL_FLOOR, depthFigure, heatmapFigure, maskPattern, residualFigure, ropeFigure, visible,
@@ -169,6 +169,7 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
   const slot = response.attention_layers.indexOf(layer);
   if (slot < 0) return false;
   const key = view.posinfo ? "attention" : "attention_without_position";
+  if (!lineA[key]) return false; // long lines: this view's maps come with the next answer
   const withDiff = lineA.tokens.length === lineB.tokens.length;
   ensureGrid(grid, nHead, withDiff);
   grid.dataset.layer = String(layer);
@@ -274,7 +275,7 @@ export function renderDepth(response) {
   show($("#depth-table th[data-key=with]"), !none);
   show($("#depth-none-note"), none);
   const tbody = clear($("#depth-table tbody"));
-  const fmt = (v) => (v === 0 ? "0" : v.toExponential(1));
+  const fmt = (v) => num(fmtSci(v));
   const row = (label, values, className = "") =>
     el("tr", { className }, [
       el("th", { scope: "row", text: label }),
@@ -310,7 +311,7 @@ export function renderNext(response) {
           attrs: { lang: "zh" },
         }),
         el("span", { className: "next-bar", attrs: { "aria-hidden": "true" } }, [bar]),
-        el("span", { className: "next-prob", text: `${(100 * x.prob).toFixed(2)}%` }),
+        el("span", { className: "next-prob", text: tr("percent", { value: (100 * x.prob).toFixed(2) }) }),
       ]);
     });
     root.append(
@@ -402,7 +403,7 @@ function renderSplit(root, { nEmbd, shapes, params, nHead }) {
   }
   const counts = params.find((p) => p.n_head === nHead) ?? params[0];
   const C = nEmbd;
-  const n = (v) => v.toLocaleString("en-US");
+  const n = grouped;
   // The formula is written from the width; the total shown is the one the server counted on a real module.
   $('[data-count="qkv"]', root).textContent = `qkv = 3·${C}·${C} + 3·${C} = ${n(counts.qkv)}`;
   $('[data-count="proj"]', root).textContent = `proj = ${C}·${C} + ${C} = ${n(counts.proj)}`;
@@ -419,7 +420,7 @@ export function renderHeads(response, options) {
   $("#split-model-title").textContent = tr("split_model", { n_embd: m.n_embd, n_head: m.n_head, head_dim: m.head_dim });
   const counts = response.params.find((p) => p.n_head === m.n_head) ?? response.params[0];
   fillRich($("#split-why"), tr("split_why", {
-    n_embd: m.n_embd, qkv: counts.qkv.toLocaleString("en-US"), proj: counts.proj.toLocaleString("en-US"),
+    n_embd: m.n_embd, qkv: grouped(counts.qkv), proj: grouped(counts.proj),
     lesson_embd: lesson.n_embd,
   }));
   const tbody = clear($("#params-table tbody"));
@@ -428,8 +429,8 @@ export function renderHeads(response, options) {
       el("tr", { className: p.n_head === m.n_head ? "is-current" : "" }, [
         el("th", { scope: "row", text: String(p.n_head) }),
         el("td", { text: String(m.n_embd / p.n_head) }),
-        el("td", { text: p.qkv.toLocaleString("en-US") }),
-        el("td", { text: p.proj.toLocaleString("en-US") }),
+        el("td", { text: grouped(p.qkv) }),
+        el("td", { text: grouped(p.proj) }),
       ]),
     );
   }

@@ -1,7 +1,7 @@
 // Plotly figures as plain data. Every string that comes from the lines goes through
 // escapePlotly first; the hover templates only refer to values Plotly substitutes itself.
 
-import { escapePlotly as esc, tr } from "./i18n.js";
+import { escapePlotly as esc, plotlySeparators, tr } from "./i18n.js";
 
 export const FONT =
   '"Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC", "PingFang SC", ' +
@@ -50,6 +50,7 @@ export function baseLayout(extra = {}) {
     plot_bgcolor: "rgba(0,0,0,0)",
     hoverlabel: { font: { family: FONT, size: TYPE.hover, color: INK }, bgcolor: "#ffffff", bordercolor: "#8a94a6" },
     dragmode: false,
+    separators: plotlySeparators(),
     ...extra,
   };
 }

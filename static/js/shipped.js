@@ -5,7 +5,7 @@
 import { getShipped } from "./api.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
-import { fillRich, tr } from "./i18n.js";
+import { fillRich, num, tr } from "./i18n.js";
 import { whenVisible } from "./lazy.js";
 import { similarityFigure } from "./plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "./plots-results.js";
@@ -121,7 +121,7 @@ function trainingRow(run) {
     el("th", { scope: "row", text: label }),
     el("td", { text: exercises.join(", ") || "–" }),
     el("td", { text: String(run.steps[run.steps.length - 1] ?? "–") }),
-    el("td", { text: loss === null ? "–" : loss.toFixed(3) }),
+    el("td", { text: loss === null ? "–" : num(loss.toFixed(3)) }),
   ]);
 }
 

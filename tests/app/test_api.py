@@ -151,6 +151,13 @@ def test_attention_without_position_is_the_blind_run(client, registry, position)
             assert np.abs(blind - seen).max() > 1e-3
 
 
+def test_attention_without_position_can_be_left_out(client):
+    full, lean = post(client).json(), post(client, attention_without_position=False).json()
+    for a, b in zip(full["lines"], lean["lines"]):
+        assert b["attention_without_position"] is None and a["attention_without_position"] is not None
+        assert a["attention"] == b["attention"]
+
+
 def test_lesson_split_is_the_lessons_32_wide_example(client):
     split = post(client).json()["lesson_split"]
     assert (split["n_embd"], split["n_head"]) == (32, 4)

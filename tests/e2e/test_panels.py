@@ -279,12 +279,18 @@ def test_long_lines_ask_for_one_layer(open_page, tools):
     tools.redraw_after(page, lambda: page.select_option("#layer", "2"))
     assert sent and sent[-1]["layer"] == 2, "a layer change asks the server for that layer"
     assert page.get_attribute("#heatmaps", "data-layer") == "2"
+    assert sent[-1]["attention_without_position"] is False, "long lines leave out the maps not on screen"
+    # The view without position information then asks for its own maps.
+    tools.redraw_after(page, lambda: page.uncheck("#posinfo"))
+    assert "attention_without_position" not in sent[-1] and sent[-1]["layer"] == 2
+    assert page.get_attribute("#heatmaps", "data-posinfo") == "false"
+    tools.redraw_after(page, lambda: page.check("#posinfo"))
     # Short lines again: every layer comes at once, and a layer change needs no request.
     page.fill("#line-a", "白日依山尽")
     page.fill("#line-b", "山依日白尽")
     tools.wait_until(page, "() => document.querySelector('.heatmap[data-line=\"a\"]').data[0].x.length === 5")
     tools.wait_idle(page)
-    assert "layer" not in sent[-1]
+    assert "layer" not in sent[-1] and "attention_without_position" not in sent[-1]
     before = len(sent)
     tools.redraw_after(page, lambda: page.select_option("#layer", "1"))
     assert len(sent) == before
