@@ -1,7 +1,7 @@
 """Classroom benchmark: serve the app the README's way, load it from another process with wrk,
 and print a Markdown table for the README. Loopback only; every run is bounded in time.
 
-    python scripts/bench.py [--workers 2] [--duration 10] [--port 8765]
+    python scripts/bench.py [--workers 2] [--duration 10] [--port PORT]
 
 Also: the time to the first heatmap and the weight of each page in chromium (cold cache, median of
 5), and how many fresh comparisons the server batched together under load.
@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -76,19 +77,42 @@ def parse_wrk(out: str) -> dict:
     errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "requests": int(re.search(r"(\d+) requests in", out).group(1)),
             "p50": ms(latency["50"]), "p99": ms(latency["99"]),
             "errors": errors + (int(non2xx.group(1)) if non2xx else 0)}
 
 
-def worker_rss_mb(server_pid: int) -> list[float]:
-    """RSS of uvicorn's worker processes (children of the server that run the app), in MB."""
+def worker_pids(server_pid: int) -> list[int]:
+    """uvicorn's worker processes: the server's children that run the app."""
     children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
-    pids = [int(p) for p in children if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()] or [server_pid]
-    rss = []
-    for pid in pids:
-        status = Path(f"/proc/{pid}/status").read_text()
-        rss.append(int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024)
+    return [int(p) for p in children if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()] or [server_pid]
+
+
+def worker_rss_mb(server_pid: int) -> dict[int, float]:
+    """RSS of each live worker, in MB."""
+    rss = {}
+    for pid in worker_pids(server_pid):
+        found = re.search(r"VmRSS:\s+(\d+)", Path(f"/proc/{pid}/status").read_text())
+        if found:  # a worker that is exiting has none
+            rss[pid] = int(found.group(1)) / 1024
     return rss
+
+
+def workers_cpu_s(server_pid: int) -> float:
+    """CPU seconds the workers have used (user + system): per request, it holds however busy the machine is."""
+    total = 0
+    for pid in worker_pids(server_pid):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def measured(server_pid: int, url: str, connections: int, seconds: int, **load) -> dict:
+    """A wrk run, plus the workers' CPU milliseconds per request it answered."""
+    before = workers_cpu_s(server_pid)
+    result = wrk(url, connections, seconds, **load)
+    result["cpu_ms"] = (workers_cpu_s(server_pid) - before) * 1000 / max(1, result["requests"])
+    return result
 
 
 def post_many(url: str, n: int) -> None:
@@ -195,12 +219,23 @@ def batch_sizes(log: str) -> Counter:
     return sizes
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def serve(port: int, workers: int, log) -> subprocess.Popen:
+    with socket.socket() as s:
+        if s.connect_ex(("127.0.0.1", port)) == 0:
+            raise SystemExit(f"port {port} is already taken by another server: choose another with --port")
     exe = Path(sys.executable).with_name("heads-positions")
     server = subprocess.Popen([str(exe), "serve", "--port", str(port), "--workers", str(workers)],
                               stdout=subprocess.DEVNULL, stderr=log)
     base = f"http://127.0.0.1:{port}"
     for _ in range(120):
+        if server.poll() is not None:
+            raise SystemExit(f"the server exited with code {server.returncode} before it was ready")
         try:
             urllib.request.urlopen(base + "/readyz", timeout=1)
             break
@@ -216,11 +251,11 @@ def stop(server: subprocess.Popen) -> None:
 
 
 def batches_under_load(port: int, workers: int, connections: int, seconds: int) -> Counter:
-    """A server of its own, so its batch count covers this load only."""
+    """A server of its own, so its batch count covers this load only (3 s of warm-up included)."""
     with tempfile.TemporaryFile("w+") as log:
         server = serve(port, workers, log)
         try:
-            wrk(f"http://127.0.0.1:{port}/api/compare", connections, seconds, lua=FRESH_LUA)
+            wrk(f"http://127.0.0.1:{port}/api/compare", connections, seconds + 3, lua=FRESH_LUA)
         finally:
             stop(server)
         log.seek(0)
@@ -258,19 +293,22 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--duration", type=int, default=10, help="seconds per load run")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=0, help="default: a free port")
     parser.add_argument("--connections", type=int, nargs="+", default=[1, 16, 100])
     parser.add_argument("--requests", type=int, default=10_000, help="requests between the two memory readings")
     args = parser.parse_args()
+    args.port = args.port or free_port()
     base = f"http://127.0.0.1:{args.port}"
-    server = serve(args.port, args.workers, subprocess.DEVNULL)
+    log = tempfile.TemporaryFile("w+")
+    server = serve(args.port, args.workers, log)
     try:
         figures = browser_figures(base)  # first, on an idle server, as a student's first visit
+        wrk(base + "/api/compare", 16, 3, lua=FRESH_LUA)  # warm-up: the lesson's untrained models get built
         rows = []
         for c in args.connections:
-            bare = wrk(base + "/healthz", c, args.duration)
-            preset = wrk(base + "/api/compare", c, args.duration, body=PRESET)
-            fresh = wrk(base + "/api/compare", c, args.duration, lua=FRESH_LUA)
+            bare = measured(server.pid, base + "/healthz", c, args.duration)
+            preset = measured(server.pid, base + "/api/compare", c, args.duration, body=PRESET)
+            fresh = measured(server.pid, base + "/api/compare", c, args.duration, lua=FRESH_LUA)
             rows.append((c, bare, preset, fresh))
         # /healthz while compare is saturated by fresh requests from another wrk.
         load = subprocess.Popen(wrk_command(base + "/api/compare", 100, args.duration + 4, FRESH_LUA),
@@ -283,20 +321,25 @@ def main() -> int:
         rss_after = worker_rss_mb(server.pid)
     finally:
         stop(server)
+    log.seek(0)
+    restarts = log.read().count("Started server process") - args.workers
     batches = {c: batches_under_load(args.port, args.workers, c, args.duration) for c in (16, 100)}
 
     print(f"\nworkers: {args.workers}, {args.duration} s per run, wrk on loopback, {os.cpu_count()} cores\n")
-    print("| clients | endpoint | req/s | p50 ms | p99 ms | errors | req/s vs bare |")
-    print("|---|---|---|---|---|---|---|")
+    print("| clients | endpoint | req/s | p50 ms | p99 ms | errors | req/s vs bare | server CPU ms/req |")
+    print("|---|---|---|---|---|---|---|---|")
     for c, bare, preset, fresh in rows:
-        named = (("/healthz (bare)", bare), ("compare, repeated preset", preset), ("compare, fresh lines", fresh))
+        named = (("`/healthz` (bare)", bare), ("compare, repeated preset", preset), ("compare, fresh lines", fresh))
         for name, r in named:
             print(f"| {c} | {name} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['errors']} "
-                  f"| {r['rps'] / bare['rps']:.2f} |")
+                  f"| {r['rps'] / bare['rps']:.2f} | {r['cpu_ms']:.2f} |")
     print(f"\n/healthz while compare is saturated (100 clients): p50 {health_under_load['p50']:.1f} ms, "
           f"p99 {health_under_load['p99']:.1f} ms")
     print(f"memory per worker before / after {args.requests:,} requests: "
-          + ", ".join(f"{b:.0f} / {a:.0f} MB ({(a - b) / b:+.1%})" for b, a in zip(rss_before, rss_after)))
+          + ", ".join(f"{rss_before[pid]:.0f} / {rss_after[pid]:.0f} MB" for pid in rss_before if pid in rss_after))
+    if restarts:
+        print(f"WARNING: {restarts} worker restart(s) during the run (see uvicorn's log)")
+    print(f"load average at the end (other work on the machine): {os.getloadavg()[0]:.1f}")
     for name, f in figures.items():
         print(f"{name} ({f['path']}): {f['weight'] / 1024:.0f} KB over the wire; first heatmap "
               f"{f['heatmap']:.0f} ms after navigation (median of {len(f['runs'])}, cold cache; runs "
