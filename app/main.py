@@ -17,9 +17,12 @@ from app.cache import Batcher, ResponseCache
 from app.errors import InputError
 from app.middleware import GuardMiddleware
 from app.registry import ModelRegistry
-from app.routes import api, health, lesson, pages
+from app.routes import api, classes, health, lesson, pages
+from app.services.class_events import Broadcaster
+from app.services.classes import ClassError, Classes, JoinGuard
 from app.services.compare import compare_many
 from app.settings import Settings
+from app.stores import open_store
 from app.vendor import load_plotly
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +40,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         registry = app.state.registry
         app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
                                     settings.batch_size, settings.batch_wait_ms / 1000)
+        store = open_store(settings)
+        app.state.classes = Classes(store, settings.max_classes, settings.max_students)
+        app.state.class_events = Broadcaster(store)
+        app.state.join_guard = JoinGuard(settings.join_misses_per_minute)
         yield
+        await app.state.class_events.close()
+        await store.close()
         # uvicorn's own logger, which its default configuration prints; scripts/bench.py reads this line.
         sizes = dict(sorted(app.state.batcher.sizes.items()))
         logging.getLogger("uvicorn.error").info("compare batches by number of requests: %s", sizes)
@@ -60,6 +69,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(pages.router)
     app.include_router(docs.router)
     app.include_router(lesson.router)
+    app.include_router(classes.router)
+    app.include_router(classes.qr_router)
     # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=5)
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes,
@@ -72,6 +83,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InputError)
     async def input_error(request: Request, exc: InputError):
         return JSONResponse({"detail": exc.detail()}, status_code=422)
+
+    @app.exception_handler(ClassError)
+    async def class_error(request: Request, exc: ClassError):
+        return JSONResponse({"detail": exc.message}, status_code=exc.status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):

@@ -1,11 +1,18 @@
 """Every setting in one place, read from the environment (prefix HP_), e.g. HP_CACHE_SIZE=0."""
 
+import os
 from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from model.assets import WEIGHTS_DIR
+
+
+def _default_data_dir() -> Path:
+    """Where class mode keeps its SQLite file when HP_DATA_DIR is unset: the user's data folder (XDG)."""
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "heads-positions"
 
 
 class Settings(BaseSettings):
@@ -30,3 +37,14 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(
         0, description="Requests per minute per client address on /api; 0 = off, since a classroom shares one address."
     )
+    # Class mode (README "Class mode"): where its state lives, and its limits.
+    data_dir: Path = Field(default_factory=_default_data_dir,
+                           description="Folder of classes.db (SQLite, WAL), shared by the workers of one machine.")
+    redis_url: str | None = Field(None, description="redis://host:port/db: classes in Redis, for several replicas.")
+    max_classes: int = Field(200, ge=1, description="Classes open at once; one more gets 503 with a message.")
+    max_students: int = Field(400, ge=1, description="Students per class; one more gets 409 with a message.")
+    class_idle_hours: float = Field(12, gt=0, description="A class with no step, answer or join for this long is gone.")
+    join_misses_per_minute: int = Field(
+        60, ge=1, description="Unknown class codes per address and minute (per worker) before its joins get 429."
+    )
+    class_poll_ms: int = Field(100, ge=10, description="How often each class's watcher reads SQLite's version column.")
