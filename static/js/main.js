@@ -208,7 +208,8 @@ function fieldMessage(error) {
     extra_forbidden: () => tr("error_extra"),
   };
   if (known[error.type]) return known[error.type]();
-  if (["int_type", "int_parsing", "bool_type", "string_type", "float_type"].includes(error.type)) return tr("error_type");
+  const wrongType = ["int_type", "int_parsing", "bool_type", "string_type", "float_type"];
+  if (wrongType.includes(error.type)) return tr("error_type");
   return tr("error_rule", { msg: error.msg });
 }
 

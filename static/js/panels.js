@@ -55,7 +55,9 @@ function heatmapCell(line, head) {
   const id = `heatmap-${line}-${head}`;
   const badge = line === "diff"
     ? []
-    : [el("span", { className: `line-badge line-badge--${line}`, text: line.toUpperCase(), attrs: { "aria-hidden": "true" } })];
+    : [el("span", {
+      className: `line-badge line-badge--${line}`, text: line.toUpperCase(), attrs: { "aria-hidden": "true" },
+    })];
   return el("figure", {
     className: `heatmap-cell heatmap-cell--${line}`,
     attrs: { "aria-labelledby": `${id}-caption`, "aria-describedby": `${id}-alt` },
@@ -145,7 +147,8 @@ function explainDifference(response, view, diff) {
   if (diff.aligned && lineA.tokens[last] !== lineB.tokens[last]) {
     verdict = tr("attn_verdict_other_end", { a: lastA, b: lastB, value: fmtWeight(lastRow) });
   } else if (diff.aligned && lastRow < WEIGHT_ROUNDING) {
-    verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtWeight(lastRow), limit: WEIGHT_ROUNDING.toExponential() });
+    const limit = WEIGHT_ROUNDING.toExponential();
+    verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtWeight(lastRow), limit });
   } else if (diff.aligned) {
     const why = !blind ? "attn_why_positions" : view.layer > 1 ? "attn_why_leak" : "attn_why_other";
     verdict = sentences([
@@ -282,7 +285,8 @@ export function renderDepth(response) {
       ...keys.map((key) => el("td", { text: fmt(values[key].max_abs) })),
     ]);
   for (const r of response.by_depth) tbody.append(row(String(r.n_layer), r));
-  tbody.append(row(tr("depth_table_this", { n_layer: response.model.n_layer, weights }), response.difference, "is-current"));
+  const thisModel = tr("depth_table_this", { n_layer: response.model.n_layer, weights });
+  tbody.append(row(thisModel, response.difference, "is-current"));
   const values = [...response.by_depth, response.difference].flatMap((r) => keys.map((key) => r[key].max_abs));
   show($("#depth-zero-note"), values.some((v) => v === 0));
   const verdict = $("#depth-verdict");
@@ -398,7 +402,8 @@ function renderSplit(root, { nEmbd, shapes, params, nHead }) {
   const fmtShape = (shape) => `(${shape.join(", ")})`;
   // The heads are joined back by transpose(1, 2) and view: q's own (B, T, C) shape again.
   const joined = shapes.q;
-  for (const [key, shape] of [["q", shapes.q], ["heads", shapes.heads], ["scores", shapes.scores], ["joined", joined]]) {
+  const steps = [["q", shapes.q], ["heads", shapes.heads], ["scores", shapes.scores], ["joined", joined]];
+  for (const [key, shape] of steps) {
     for (const node of $$(`[data-shape="${key}"]`, root)) node.textContent = fmtShape(shape);
   }
   const counts = params.find((p) => p.n_head === nHead) ?? params[0];
@@ -414,9 +419,15 @@ function renderSplit(root, { nEmbd, shapes, params, nHead }) {
 export function renderHeads(response, options) {
   const m = response.model;
   const lesson = response.lesson_split;
-  renderSplit($("#split-lesson"), { nEmbd: lesson.n_embd, shapes: lesson.shapes, params: lesson.params, nHead: lesson.n_head });
-  renderSplit($("#split-model"), { nEmbd: m.n_embd, shapes: response.shapes, params: response.params, nHead: m.n_head });
-  $("#split-lesson-title").textContent = tr("split_lesson", { n_embd: lesson.n_embd, n_head: lesson.n_head, head_dim: lesson.n_embd / lesson.n_head });
+  renderSplit($("#split-lesson"), {
+    nEmbd: lesson.n_embd, shapes: lesson.shapes, params: lesson.params, nHead: lesson.n_head,
+  });
+  renderSplit($("#split-model"), {
+    nEmbd: m.n_embd, shapes: response.shapes, params: response.params, nHead: m.n_head,
+  });
+  $("#split-lesson-title").textContent = tr("split_lesson", {
+    n_embd: lesson.n_embd, n_head: lesson.n_head, head_dim: lesson.n_embd / lesson.n_head,
+  });
   $("#split-model-title").textContent = tr("split_model", { n_embd: m.n_embd, n_head: m.n_head, head_dim: m.head_dim });
   const counts = response.params.find((p) => p.n_head === m.n_head) ?? response.params[0];
   fillRich($("#split-why"), tr("split_why", {

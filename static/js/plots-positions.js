@@ -35,6 +35,7 @@ export function ropePairFigure({ rope, pair, tokens }) {
   const ring = Array.from({ length: 121 }, (_, i) => (2 * Math.PI * i) / 120);
   const angleName = esc(tr("rope_hover_angle"));
   const posName = esc(tr("rope_axis_pos"));
+  const rad = esc(tr("unit_rad"));
   const data = [
     {
       type: "scatter",
@@ -50,7 +51,7 @@ export function ropePairFigure({ rope, pair, tokens }) {
       mode: n <= 64 ? "lines+markers" : "markers",
       x: xs,
       y: ys,
-      text: angles.map((a, p) => `${posName} ${p} · ${chars[p]} · ${angleName} ${a.toFixed(3)} rad`),
+      text: angles.map((a, p) => `${posName} ${p} · ${chars[p]} · ${angleName} ${a.toFixed(3)} ${rad}`),
       hovertemplate: "%{text}<br>(cos, sin) = (%{x:.3f}, %{y:.3f})<extra></extra>",
       line: { color: "#9aa6b8", width: 1 },
       marker: {

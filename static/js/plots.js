@@ -299,8 +299,9 @@ export function ropeFigure({ rope }) {
   const z = angles.map((row) => row.map(Math.cos));
   const theta = esc(tr("rope_hover_theta"));
   const angle = esc(tr("rope_hover_angle"));
+  const rad = esc(tr("unit_rad"));
   const text = angles.map((row) =>
-    row.map((a, i) => `${theta} = ${rope.theta[i].toPrecision(3)}, ${angle} = ${a.toPrecision(4)} rad`),
+    row.map((a, i) => `${theta} = ${rope.theta[i].toPrecision(3)}, ${angle} = ${a.toPrecision(4)} ${rad}`),
   );
   const trace = {
     type: "heatmap",
