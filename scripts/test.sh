@@ -5,15 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
-if [ ! -x "$CHROMIUM" ]; then
+# redis-server: class mode's Redis tests start a real one (they fail, never skip, without it).
+if [ ! -x "$CHROMIUM" ] || ! command -v redis-server >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "== installing Debian's chromium and CJK fonts for the browser tests"
+    echo "== installing Debian's chromium and CJK fonts for the browser tests, and redis-server"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
-    apt-get install -y -q chromium fonts-noto-cjk
+    apt-get install -y -q chromium fonts-noto-cjk redis-server
   else
     echo "The browser tests need chromium: sudo apt-get install chromium fonts-noto-cjk (or set CHROMIUM_PATH)." >&2
-    echo "Without it they fail; they never skip." >&2
+    echo "The class mode tests need redis-server: sudo apt-get install redis-server." >&2
+    echo "Without them they fail; they never skip." >&2
   fi
 fi
 

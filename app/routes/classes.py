@@ -1,5 +1,6 @@
 """Class mode's API: the teacher leads, the students follow and answer (README "Class mode")."""
 
+from collections.abc import Awaitable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -40,10 +41,10 @@ def _address(request: Request) -> str:
     return request.client.host if request.client else "?"
 
 
-async def _known(request: Request, classes: Classes, code: str):
-    """The class's state; an unknown code counts against the address."""
+async def _known(request: Request, lookup: Awaitable):
+    """lookup's result; a 404 (unknown code) counts against the address."""
     try:
-        return await classes.state(code)
+        return await lookup
     except ClassError as error:
         if error.status == 404:
             request.app.state.join_guard.missed(_address(request))
@@ -73,7 +74,7 @@ async def create_class(request: Request, classes: ClassesDep):
 @router.get("/{code}", response_model=ClassView, response_model_exclude_none=True, responses=RESPONSES)
 async def get_class(request: Request, code: GuardedCode, classes: ClassesDep, token: Token):
     """The class's step and how many joined and answered; with the teacher's token, also the answers' spread."""
-    state = await _known(request, classes, code)
+    state = await _known(request, classes.state(code))
     view = {"step": state.step, "revealed": state.revealed, "joined": state.joined, "answered": state.answered}
     if await classes.is_teacher(code, token):
         view["counts"] = await classes.counts(code, state)
@@ -107,8 +108,7 @@ async def end(code: ClassCode, classes: ClassesDep, token: Token):
 @router.post("/{code}/answers", response_model=Done, responses=RESPONSES)
 async def answer(request: Request, code: GuardedCode, body: Answer, classes: ClassesDep):
     """A student's answer to the current step, one of its choices; a later answer replaces it until the reveal."""
-    await _known(request, classes, code)
-    await classes.answer(code, body.student, body.step, body.choice)
+    await _known(request, classes.answer(code, body.student, body.step, body.choice))
     return {}
 
 
@@ -120,9 +120,9 @@ async def events(request: Request, code: GuardedCode, classes: ClassesDep, broad
                  student: Annotated[StudentId | None, Query(
                      description="The student's id: joins the class. Without it, the teacher's view.")] = None):
     """The class's steps and reveals as they happen. A student who reconnects gets the current step first."""
-    state = await _known(request, classes, code)
     if student is not None:
-        await classes.join(code, student)
+        await _known(request, classes.join(code, student))
+    state = await _known(request, classes.state(code))
     stream = event_stream(broadcaster, code, state, teacher_view=student is None, keepalive=KEEPALIVE_SECONDS)
     # no-transform: no proxy may buffer or compress the stream; X-Accel-Buffering: nginx's own switch.
     return StreamingResponse(stream, media_type="text/event-stream",
@@ -135,6 +135,6 @@ qr_router = APIRouter()
 @qr_router.get("/classes/{code}/qr.svg", include_in_schema=False)
 async def join_qr(request: Request, code: GuardedCode, classes: ClassesDep):
     """The class's join link as a QR code for the projector."""
-    await _known(request, classes, code)
+    await _known(request, classes.state(code))
     url = str(request.url_for("lesson_page").include_query_params(**{"class": code}))
     return Response(qr_svg(url, code), media_type="image/svg+xml", headers={"Cache-Control": "no-store"})

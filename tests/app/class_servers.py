@@ -1,0 +1,119 @@
+"""Real processes for class mode's tests: Debian's redis-server, and the app as `heads-positions serve`.
+
+Missing redis-server is a failure, never a skip: CI must not pass the Redis tests without Redis.
+"""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 90  # seconds: each worker loads the models
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def redis_server():
+    """A throwaway Redis without persistence; yields its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is missing: apt-get install -y redis-server (scripts/test.sh does it as root)")
+    port = free_port()
+    proc = subprocess.Popen([binary, "--port", str(port), "--save", "", "--daemonize", "no"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"redis-server did not answer on port {port}")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+class Served:
+    """One `heads-positions serve` process: start() and stop() it, read its log."""
+
+    def __init__(self, env: dict[str, str], workers: int = 1):
+        self.env = {**os.environ, **env}
+        self.workers = workers
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.TemporaryFile()
+        self.proc = None
+
+    def start(self) -> "Served":
+        cmd = [str(Path(sys.executable).with_name("heads-positions")), "serve", "--port", str(self.port),
+               "--workers", str(self.workers)]
+        self.proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                pytest.fail(f"the app exited with code {self.proc.returncode}:\n{self.read_log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        return self
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the app did not answer within {START_TIMEOUT} s:\n{self.read_log()}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.proc = None
+
+    def read_log(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")[-4000:]
+
+
+@contextlib.contextmanager
+def served(env: dict[str, str], workers: int = 1):
+    server = Served(env, workers).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def sse_data(lines) -> dict:
+    """The next event's data from an iterator of SSE lines, skipping comments and retry lines."""
+    for line in lines:
+        if line.startswith("data: "):
+            return json.loads(line[len("data: "):])
+    raise AssertionError("the event stream ended")
