@@ -1,4 +1,4 @@
-"""Request and response shapes of the guided lesson's routes (/api/lesson, /api/heads)."""
+"""Request and response shapes of the guided lesson's routes (/api/lesson, /api/head-split)."""
 
 from typing import Literal
 

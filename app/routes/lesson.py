@@ -51,8 +51,8 @@ def get_lesson():
     return {"steps": steps()}
 
 
-@router.get("/api/heads", response_model=HeadSplit, tags=["api"], responses=ERROR_RESPONSES)
-def get_heads(query: Annotated[HeadSplitQuery, Query()]):
+@router.get("/api/head-split", response_model=HeadSplit, tags=["api"], responses=ERROR_RESPONSES)
+def get_head_split(query: Annotated[HeadSplitQuery, Query()]):
     """The head split of an n_embd-wide vector into n_head heads on a line of `length` characters, and
     the attention layer's parameters for each head count dividing n_embd (the lesson's experiment 2)."""
     return heads(query.n_embd, query.n_head, query.length)

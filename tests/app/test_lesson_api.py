@@ -1,4 +1,4 @@
-"""The guided lesson's server side: the page in four languages, its step data, QR codes, /api/heads,
+"""The guided lesson's server side: the page in four languages, its step data, QR codes, /api/head-split,
 and that every text the lesson's scripts ask for exists in every language."""
 
 import io
@@ -110,7 +110,7 @@ def test_qr_code_rejects_bad_links(client, query, field):
 
 
 def test_head_split_is_the_lessons(client):
-    data = client.get("/api/heads").json()
+    data = client.get("/api/head-split").json()
     assert data["shapes"] == {"q": [1, 5, 32], "heads": [1, 4, 5, 8], "scores": [1, 4, 5, 5]}
     # Linear(32, 96) and Linear(32, 32), weights plus biases, whatever the head count.
     assert {(p["n_head"], p["qkv"], p["proj"]) for p in data["params"]} == {
@@ -118,7 +118,7 @@ def test_head_split_is_the_lessons(client):
 
 
 def test_head_split_other_widths(client):
-    data = client.get("/api/heads?n_embd=128&n_head=8&length=7").json()
+    data = client.get("/api/head-split?n_embd=128&n_head=8&length=7").json()
     assert data["shapes"]["heads"] == [1, 8, 7, 16]
     assert {p["qkv"] for p in data["params"]} == {128 * 384 + 384}
 
@@ -129,7 +129,7 @@ def test_head_split_other_widths(client):
     ("n_embd=2048", "less than or equal to 1024"),
 ])
 def test_head_split_bad_input_names_the_rule(client, query, needle):
-    response = client.get(f"/api/heads?{query}")
+    response = client.get(f"/api/head-split?{query}")
     assert response.status_code == 422
     assert needle in json.dumps(response.json())
 

@@ -420,8 +420,8 @@ const length = {
 
 const split = {
   async fetch(ctx, signal) {
-    const response = await fetch("/api/heads?n_embd=32&n_head=4&length=5", { signal, headers: { Accept: "application/json" } });
-    if (!response.ok) throw new Error(`/api/heads: HTTP ${response.status}`);
+    const response = await fetch("/api/head-split?n_embd=32&n_head=4&length=5", { signal, headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Error(`/api/head-split: HTTP ${response.status}`);
     return response.json();
   },
   judge(data) {
