@@ -18,7 +18,7 @@ class ModelRegistry:
                  results: dict | None = None):
         self.tokenizer = tokenizer
         self.trained = trained
-        self.results = results or {}  # shipped JSON results by name: "training", "length"
+        self.results = results or {}  # shipped JSON results by name: "training", "length", "heads"
         self._cache: OrderedDict[tuple, GPT] = OrderedDict()
         self._cache_size = cache_size
         self._lock = Lock()
@@ -35,7 +35,7 @@ class ModelRegistry:
                     raise ValueError(f"{path} was trained with another vocabulary than {weights_dir / 'vocab.json'}")
                 trained[position] = (model, meta)
         results = {name: json.loads((weights_dir / f"{name}.json").read_text(encoding="utf-8"))
-                   for name in ("training", "length") if (weights_dir / f"{name}.json").exists()}
+                   for name in ("training", "length", "heads") if (weights_dir / f"{name}.json").exists()}
         return cls(tokenizer, trained, cache_size, results)
 
     def random(self, position: str, n_layer: int, n_head: int, seed: int) -> GPT:

@@ -5,6 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from app.deps import Cache, CompareBatcher, Registry
+from app.head_schemas import HeadResults
 from app.responses import JSONBytes, NumpyJSONResponse
 from app.schemas import (
     ERROR_RESPONSES,
@@ -70,3 +71,10 @@ def get_training(registry: Registry):
 def get_length(registry: Registry):
     """Validation loss by position of the trained models, up to twice the training length for rope and none."""
     return shipped_results(registry, "length")
+
+
+@router.get("/heads", response_model=HeadResults)
+def get_heads(registry: Registry):
+    """What each head of the trained models looks at, measured once on the whole validation split:
+    attention by offset, on punctuation, one line up; and one sentence per head in each language."""
+    return shipped_results(registry, "heads", empty={"models": []})

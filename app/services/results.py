@@ -3,6 +3,6 @@
 from app.registry import ModelRegistry
 
 
-def shipped_results(registry: ModelRegistry, name: str) -> dict:
-    """{"runs": [...]}; no runs when the weights folder ships none."""
-    return registry.results.get(name, {"runs": []})
+def shipped_results(registry: ModelRegistry, name: str, empty: dict | None = None) -> dict:
+    """The shipped file's content; `empty` (default {"runs": []}) when the weights folder ships none."""
+    return registry.results.get(name, {"runs": []} if empty is None else empty)

@@ -1,5 +1,6 @@
 """GET /api/rope, POST /api/relative, GET /api/positions against the formulas."""
 
+import json
 import math
 
 import numpy as np
@@ -71,3 +72,18 @@ def test_training_and_length_results_are_served(client):
     length = {r["position"]: r for r in client.get("/api/length").json()["runs"]}
     assert (length["learned"]["length"], length["rope"]["length"], length["none"]["length"]) == (128, 256, 256)
     assert all(len(r["loss"]) == r["length"] for r in length.values())
+
+
+def test_heads_serves_the_shipped_head_statistics(client):
+    from model.assets import WEIGHTS_DIR
+
+    response = client.get("/api/heads")
+    assert response.status_code == 200
+    data = response.json()
+    shipped = json.loads((WEIGHTS_DIR / "heads.json").read_text(encoding="utf-8"))
+    assert data["models"] == shipped["models"] and data["max_offset"] == 16
+    for m in data["models"]:
+        assert [len(layer["heads"]) for layer in m["layers"]] == [4, 4]
+        for head in (h for layer in m["layers"] for h in layer["heads"]):
+            assert len(head["by_offset"]) == 17 and 0 < sum(head["by_offset"]) <= 1 + 1e-9
+            assert set(head["summary"]) == {"zh", "ja", "fr", "en"}
