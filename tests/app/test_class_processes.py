@@ -1,0 +1,126 @@
+"""Class mode with real servers: a restart keeps the class (SQLite), and two replicas on one Redis
+stay in step (server-sent events from the replica the students use, moves on the teacher's)."""
+
+import asyncio
+import contextlib
+import json
+
+import httpx
+from class_servers import redis_server, served
+
+STUDENTS = [f"replica-student-{i:02d}-xyz" for i in range(5)]
+EVENT_TIMEOUT = 10  # seconds: a bound for a stuck stream, not a speed requirement
+
+
+async def follow(client: httpx.AsyncClient, url: str, params: dict, events: asyncio.Queue) -> None:
+    async with client.stream("GET", url, params=params) as response:
+        assert response.status_code == 200, await response.aread()
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                await events.put(json.loads(line[len("data: "):]))
+
+
+async def until(events: asyncio.Queue, **wanted) -> dict:
+    """The first event that has every `wanted` value (earlier ones are skipped)."""
+    async def first():
+        while True:
+            event = await events.get()
+            if all(event.get(key) == value for key, value in wanted.items()):
+                return event
+    return await asyncio.wait_for(first(), EVENT_TIMEOUT)
+
+
+@contextlib.asynccontextmanager
+async def streams(base: str, code: str, params_list: list[dict]):
+    """One event stream per params (a student's, or {} for the teacher's view); yields their queues."""
+    async with httpx.AsyncClient(base_url=base, timeout=None) as client:
+        queues = [asyncio.Queue() for _ in params_list]
+        tasks = [asyncio.create_task(follow(client, f"/api/classes/{code}/events", params, queue))
+                 for params, queue in zip(params_list, queues)]
+        try:
+            yield queues
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def test_a_restart_keeps_the_class_its_step_and_its_answers(tmp_path):
+    env = {"HP_DATA_DIR": str(tmp_path)}
+    with served(env, workers=2) as server:
+        made = httpx.post(f"{server.url}/api/classes").json()
+        code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
+        httpx.post(f"{server.url}/api/classes/{code}/step", json={"step": 3}, headers=teacher).raise_for_status()
+        for student, choice in zip(STUDENTS, ["stays", "gone", "gone"]):
+            httpx.post(f"{server.url}/api/classes/{code}/answers",
+                       json={"student": student, "step": 3, "choice": choice}).raise_for_status()
+        before = httpx.get(f"{server.url}/api/classes/{code}", headers=teacher).json()
+        assert before == {"step": 3, "revealed": False, "joined": 3, "answered": 3,
+                          "counts": {"stays": 1, "gone": 2}}
+        server.stop()
+        server.start()
+        after = httpx.get(f"{server.url}/api/classes/{code}", headers=teacher)
+        assert after.json() == before
+        # The same token still leads the class after the restart.
+        httpx.post(f"{server.url}/api/classes/{code}/reveal", headers=teacher).raise_for_status()
+        assert httpx.get(f"{server.url}/api/classes/{code}").json()["revealed"] is True
+
+
+def test_two_workers_on_one_sqlite_file_keep_every_stream_in_step(tmp_path):
+    async def run(base):
+        async with httpx.AsyncClient(base_url=base) as client:
+            made = (await client.post("/api/classes")).json()
+            code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
+            # Five streams over new connections land on both workers; each worker's watcher wakes its own.
+            async with streams(base, code, [{"student": s} for s in STUDENTS]) as queues:
+                for queue in queues:
+                    await until(queue, step=1)
+                for step in (2, 5):
+                    moved = await client.post(f"/api/classes/{code}/step", json={"step": step}, headers=teacher)
+                    moved.raise_for_status()
+                    for queue in queues:
+                        await until(queue, step=step)
+    with served({"HP_DATA_DIR": str(tmp_path)}, workers=2) as server:
+        asyncio.run(run(server.url))
+
+
+def test_two_replicas_on_one_redis_stay_in_sync(tmp_path):
+    async def run(teacher_base, student_base):
+        async with httpx.AsyncClient(base_url=teacher_base) as teacher_client, \
+                httpx.AsyncClient(base_url=student_base) as student_client:
+            made = (await teacher_client.post("/api/classes")).json()
+            code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
+            async with streams(student_base, code, [{"student": s} for s in STUDENTS]) as students, \
+                    streams(teacher_base, code, [{}]) as (teacher_view,):
+                for queue in students:
+                    await until(queue, step=1)
+                await until(teacher_view, joined=len(STUDENTS))
+                for step, choices in ((2, ["same", "different"]), (3, ["stays", "gone"]), (5, ["same", "different"])):
+                    (await teacher_client.post(f"/api/classes/{code}/step", json={"step": step},
+                                               headers=teacher)).raise_for_status()
+                    for queue in students:
+                        await until(queue, step=step, revealed=False)
+                    picks = [choices[i % 2] for i in range(len(STUDENTS))]
+                    for student, choice in zip(STUDENTS, picks):
+                        answer = {"student": student, "step": step, "choice": choice}
+                        (await student_client.post(f"/api/classes/{code}/answers", json=answer)).raise_for_status()
+                    # The teacher's own replica sees every answer of the other's.
+                    await until(teacher_view, step=step, answered=len(STUDENTS))
+                    view = (await teacher_client.get(f"/api/classes/{code}", headers=teacher)).json()
+                    assert view["counts"] == {c: picks.count(c) for c in choices}
+                (await teacher_client.post(f"/api/classes/{code}/reveal", headers=teacher)).raise_for_status()
+                for queue in students:
+                    await until(queue, step=5, revealed=True)
+                refused = await student_client.post(f"/api/classes/{code}/answers",
+                                                    json={"student": STUDENTS[0], "step": 5, "choice": "same"})
+                assert refused.status_code == 409
+                (await teacher_client.post(f"/api/classes/{code}/end", headers=teacher)).raise_for_status()
+                for queue in students:
+                    await until(queue, ended=True)
+            assert (await student_client.get(f"/api/classes/{code}")).status_code == 404
+    with redis_server() as url:
+        # Separate data folders: nothing can pass between the replicas but Redis.
+        env = {"HP_REDIS_URL": url}
+        with served({**env, "HP_DATA_DIR": str(tmp_path / "a")}) as a, \
+                served({**env, "HP_DATA_DIR": str(tmp_path / "b")}) as b:
+            asyncio.run(run(a.url, b.url))
