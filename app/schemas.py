@@ -245,10 +245,19 @@ class RelativeResponse(BaseModel):
     unknown: list[bool] = Field(description="Whether first and second are outside the vocabulary.")
 
 
+class Rhythm(BaseModel):
+    by_lag: list[float] = Field(description="[lag] mean cosine similarity of the pos_emb rows lag apart, lag 0..64.")
+    period: int = Field(description="The lag from 3 up at which the rows are most alike: the rhythm the table "
+                        "learned (neighbours, lags 1 and 2, are alike in any smooth table).")
+
+
 class PositionSimilarity(BaseModel):
     positions: int = Field(description="Positions compared: 0 to positions - 1.")
     learned: list[list[float]] | None = Field(
         description="[m][n] cosine similarity of the trained pos_emb rows m and n; null without trained weights."
+    )
+    learned_rhythm: Rhythm | None = Field(
+        None, description="The period of the trained pos_emb, read from its similarity by lag; null without it."
     )
     rope: list[list[float]] = Field(
         description="[m][n] cosine similarity of RoPE's rotations at m and n (head_dim 32): mean_i cos((m-n) theta_i)."

@@ -29,3 +29,15 @@ def rope_similarity(n_positions: int, head_dim: int, base: float) -> torch.Tenso
     equals the mean over pairs of cos((m - n) theta_i): it depends on m - n only."""
     angles = rope_angles(torch.arange(n_positions), head_dim, base)  # (P, hs/2)
     return cosine_similarity_matrix(torch.cat([angles.cos(), angles.sin()], dim=-1))
+
+
+def similarity_by_lag(similarity: torch.Tensor, max_lag: int) -> torch.Tensor:
+    """(P, P) -> (max_lag + 1,): the mean similarity of positions `lag` apart, lag = 0..max_lag.
+    A table that learned a rhythm of period p is more alike at lag p than at the lags around it."""
+    return torch.stack([similarity.diagonal(lag).mean() for lag in range(max_lag + 1)])
+
+
+def period(by_lag: torch.Tensor, min_lag: int = 3) -> int:
+    """The lag from min_lag up at which positions are most alike. Neighbours (lags 1 and 2) are
+    alike in any smooth table, so they do not count as a rhythm."""
+    return min_lag + int(by_lag[min_lag:].argmax())

@@ -8,8 +8,9 @@ from app.registry import ModelRegistry
 from app.schemas import RelativeRequest
 from app.services.model_choice import choose_model
 from model.gpt import GPTConfig
-from model.probes import cosine_similarity_matrix, pair_scores, rope_similarity
+from model.probes import cosine_similarity_matrix, pair_scores, period, rope_similarity, similarity_by_lag
 
+MAX_LAG = 64  # half the table: every lag up to it is averaged over at least 64 pairs of rows
 # The two characters stand at start and start + 1; learned's table ends at 127.
 RELATIVE_STARTS = list(range(0, 127, 6))
 
@@ -28,11 +29,14 @@ def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
 def position_similarity(registry: ModelRegistry, n_positions: int = 128) -> dict:
     """Fixed for the life of the process, so computed once."""
     learned = registry.trained.get("learned")
-    matrix = None
+    matrix = by_lag = None
     if learned is not None:
         with torch.no_grad():
-            matrix = cosine_similarity_matrix(learned[0].pos_emb.weight[:n_positions]).float().numpy()
+            similarity = cosine_similarity_matrix(learned[0].pos_emb.weight[:n_positions])  # (P, P) float64
+            by_lag = similarity_by_lag(similarity, MAX_LAG)
+        matrix = similarity.float().numpy()
     # The shipped rope model's head size and base, else the lesson's (head size 32, base 10000).
     rope_cfg = registry.trained["rope"][0].config if "rope" in registry.trained else GPTConfig(1, position="rope")
     rope = rope_similarity(n_positions, rope_cfg.head_size, rope_cfg.rope_base).float().numpy()
-    return {"positions": n_positions, "learned": matrix, "rope": rope}
+    rhythm = None if by_lag is None else {"by_lag": by_lag.tolist(), "period": period(by_lag)}
+    return {"positions": n_positions, "learned": matrix, "learned_rhythm": rhythm, "rope": rope}

@@ -60,6 +60,14 @@ def test_position_similarity(client, registry):
     table = registry.trained["learned"][0].pos_emb.weight.detach().double().numpy()
     unit = table / np.linalg.norm(table, axis=1, keepdims=True)
     np.testing.assert_allclose(learned, unit @ unit.T, atol=1e-5)
+    # The rhythm: mean similarity of rows lag apart, and the most alike lag from 3 up.
+    sim = unit @ unit.T
+    by_lag = [np.mean([sim[i, i + lag] for i in range(128 - lag)]) for lag in range(65)]
+    rhythm = body["learned_rhythm"]
+    np.testing.assert_allclose(rhythm["by_lag"], by_lag, atol=1e-9)
+    assert rhythm["period"] == 3 + int(np.argmax(by_lag[3:]))
+    # Our trained table: a couplet of two five-character lines and their marks is 12 characters long.
+    assert rhythm["period"] == 12
 
 
 def test_training_and_length_results_are_served(client):
