@@ -4,6 +4,7 @@ import { ApiError, FIELD_CONTROLS, getOptions, postCompare } from "./api.js";
 import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
 import { LANGS, applyDict, loadDict, setDict, tr } from "./i18n.js";
+import { latest } from "./latest.js";
 import {
   renderDepth, renderHeads, renderHeatmaps, renderNext, renderResidual, renderRope, renderRopePairs, renderSummary,
 } from "./panels.js";
@@ -40,7 +41,7 @@ let state = readState(location.search, LANGS, document.documentElement.lang);
 let options = null;
 let response = null; // the last successful response
 let responseKey = null; // the request body that produced it
-let inFlight = null; // {key, controller}
+const compareRequest = latest(); // the comparison on screen: the newest request wins
 let debounceTimer = null;
 let typing = false; // true between the first keystroke of an edit and the input's change event
 let renderChain = Promise.resolve();
@@ -277,41 +278,35 @@ async function compare() {
   debounceTimer = null;
   const problem = inputProblems();
   if (problem) {
-    inFlight?.controller.abort();
-    inFlight = null;
+    compareRequest.abort();
     showError(problem);
     return;
   }
   const body = requestBody();
   const key = JSON.stringify(body);
-  if (inFlight?.key === key) return;
-  inFlight?.controller.abort();
+  if (compareRequest.runningFor(key)) return;
   if (key === responseKey && response) {
-    inFlight = null;
+    compareRequest.abort();
     clearErrors();
     setStatus("ready");
     await render();
     return;
   }
-  const controller = new AbortController();
-  inFlight = { key, controller };
   setStatus("loading");
+  let out;
   try {
-    const data = await postCompare(body, controller.signal);
-    if (inFlight?.controller !== controller) return; // a newer request took over
-    inFlight = null;
-    response = data;
-    responseKey = key;
-    ui.download.disabled = false;
-    clearErrors();
-    setStatus("ready");
-    await render();
+    out = await compareRequest.run((signal) => postCompare(body, signal), key);
   } catch (error) {
-    if (controller.signal.aborted || error?.name === "AbortError") return;
-    if (inFlight?.controller !== controller) return;
-    inFlight = null;
     showError(error);
+    return;
   }
+  if (out.stale) return; // a newer request took over
+  response = out.value;
+  responseKey = key;
+  ui.download.disabled = false;
+  clearErrors();
+  setStatus("ready");
+  await render();
 }
 
 // ---- drawing ----------------------------------------------------------------------------------
@@ -379,6 +374,7 @@ function scrollToFragment() {
 async function switchLanguage(lang) {
   const dict = await loadDict(lang);
   if (state.lang !== lang) return; // the user moved on while the file loaded
+  $("#lesson-link").href = `/lesson?lang=${lang}`;
   setDict(dict);
   applyDict(lang);
   applyControls();

@@ -7,6 +7,7 @@ import { ApiError, postRelative } from "./api.js";
 import { $, show } from "./dom.js";
 import { draw } from "./draw.js";
 import { fillRich, tr } from "./i18n.js";
+import { latest } from "./latest.js";
 import { whenVisible } from "./lazy.js";
 import { relativeFigure } from "./plots-positions.js";
 import { weightsLabel } from "./panels.js";
@@ -50,7 +51,7 @@ export function createRelativePanel(context, { initial, onChange }) {
   let active = false;
   let data = null;
   let dataKey = null;
-  let inFlight = null;
+  const question = latest(); // the newest question wins
   let timer = null;
 
   function setState(kind) {
@@ -111,7 +112,7 @@ export function createRelativePanel(context, { initial, onChange }) {
     const figure = relativeFigure({ starts: data.starts, scores: data.scores, layer, head });
     await draw(ui.plot, figure, `relative-layer${layer}-head${head}`);
     ui.plot.dataset.renderCount = String(Number(ui.plot.dataset.renderCount || 0) + 1);
-    if (!inFlight && timer === null) setState("ready");
+    if (!question.busy && timer === null) setState("ready");
   }
 
   async function fetchNow() {
@@ -122,27 +123,17 @@ export function createRelativePanel(context, { initial, onChange }) {
       setState("error");
       return;
     }
-    const request = body();
-    const key = JSON.stringify(request);
-    if (key === dataKey || inFlight?.key === key) {
-      if (key === dataKey && !inFlight) setState("ready");
+    const asked = body();
+    const key = JSON.stringify(asked);
+    if (key === dataKey || question.runningFor(key)) {
+      if (key === dataKey && !question.busy) setState("ready");
       return;
     }
-    inFlight?.controller.abort();
-    const controller = new AbortController();
-    inFlight = { key, controller };
     setState("loading");
+    let out;
     try {
-      const answer = await postRelative(request, controller.signal);
-      if (inFlight?.controller !== controller) return;
-      inFlight = null;
-      data = { ...answer, weights: request.weights };
-      dataKey = key;
-      showError(null);
-      await redraw();
+      out = await question.run((signal) => postRelative(asked, signal), key);
     } catch (error) {
-      if (controller.signal.aborted || inFlight?.controller !== controller) return;
-      inFlight = null;
       setState("error");
       if (!(error instanceof ApiError)) showError("error_network");
       else {
@@ -150,7 +141,13 @@ export function createRelativePanel(context, { initial, onChange }) {
         const refused = error.status === 422 && (error.fields.length || error.general.length);
         showError(refused ? "rel_error_empty" : "error_server", { status: error.status });
       }
+      return;
     }
+    if (out.stale) return;
+    data = { ...out.value, weights: asked.weights };
+    dataKey = key;
+    showError(null);
+    await redraw();
   }
 
   function onInput(event) {

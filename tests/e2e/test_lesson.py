@@ -305,3 +305,20 @@ def test_keyboard_reaches_every_control_with_a_visible_focus(open_page, tools):
     page.keyboard.press("Enter")
     wait_step(page, tools, count)
     assert page.is_visible("[data-reveal]")
+
+
+def test_axe_finds_nothing_serious_on_the_explorer(audit_page, tools):
+    page = audit_page("/?lang=en")
+    tools.wait_rendered(page, 0)
+    problems = audit(page)
+    assert not problems, problems
+
+
+def test_the_explorer_links_to_the_lesson_in_its_language(open_page, tools):
+    page = open_page("/?lang=ja", locale="en-US")
+    page.select_option("#lang", "fr")
+    tools.wait_until(page, "() => document.querySelector('#lesson-link').getAttribute('href') === '/lesson?lang=fr'")
+    page.click("#lesson-link")
+    tools.wait_rendered(page, 0)
+    assert step_number(page) == 1
+    assert page.evaluate("() => document.documentElement.lang") == "fr"
