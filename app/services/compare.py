@@ -37,6 +37,9 @@ WITH, WITHOUT = True, False
 # so every batch is filled up to there, alone or not, and no answer depends on its neighbours.
 MIN_ROWS, MIN_POSITIONS = 8, 16
 MAX_ROWS, MAX_POSITIONS = 128, 2048  # a batch's bounds: rows, and rows x padded length
+# Requests whose answers are built together hold all their traces at once; their attention maps grow
+# as T^2, so a group's sum of T^2 is bounded (32 requests of 64 characters; a 512-character one alone).
+MAX_GROUP_CELLS = 32 * 64 * 64
 
 
 @dataclass
@@ -87,7 +90,7 @@ class Plan:
 
 def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[dict | InputError]:
     """Each request's answer, or the InputError that names its bad field. Every model runs once
-    for all the requests (run_many); an answer is bitwise the one compare() gives alone."""
+    for a group of requests (run_many); an answer is bitwise the one compare() gives alone."""
     answers: list = [None] * len(reqs)
     plans = []
     for i, req in enumerate(reqs):
@@ -96,10 +99,25 @@ def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[di
         except InputError as exc:
             answers[i] = exc
     with torch.inference_mode():
-        runs = iter(run_many([(model, p.ids_a, p.ids_b, p.req.causal) for _, p in plans for model in p.models]))
-        for i, plan in plans:
-            answers[i] = _answer(plan, {model: next(runs) for model in plan.models}, registry.tokenizer)
+        for group in _memory_groups(plans):
+            runs = iter(run_many([(model, p.ids_a, p.ids_b, p.req.causal) for _, p in group for model in p.models]))
+            for i, plan in group:
+                answers[i] = _answer(plan, {model: next(runs) for model in plan.models}, registry.tokenizer)
     return answers
+
+
+def _memory_groups(plans: list[tuple[int, Plan]]):
+    """Consecutive plans whose padded lengths squared sum to at most MAX_GROUP_CELLS (one plan at least)."""
+    group, cells = [], 0
+    for i, plan in plans:
+        size = max(len(plan.ids_a), len(plan.ids_b)) ** 2
+        if group and cells + size > MAX_GROUP_CELLS:
+            yield group
+            group, cells = [], 0
+        group.append((i, plan))
+        cells += size
+    if group:
+        yield group
 
 
 def _plan(req: CompareRequest, registry: ModelRegistry) -> Plan:

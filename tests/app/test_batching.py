@@ -110,6 +110,23 @@ def test_every_batch_is_filled_to_the_exact_shapes_and_bounded(registry, monkeyp
     assert runs[0][1, True].attention[0].shape == (model.config.n_head, 1, 1)
 
 
+def test_long_lines_are_answered_in_groups_of_bounded_memory(registry, monkeypatch):
+    jobs_per_call = []
+    real = compare_service.run_many
+
+    def recording(jobs):
+        jobs_per_call.append(len({id(job[1]) for job in jobs}))  # requests in this call
+        return real(jobs)
+
+    monkeypatch.setattr(compare_service, "run_many", recording)
+    long_ones = [CompareRequest(line_a=(LONG * 2)[:k], line_b=LONG[:k // 2], position="rope") for k in (300, 250, 200)]
+    short_ones = [CompareRequest(line_a="床前明月光", line_b=s) for s in ("疑是地上霜", "举头望明月", "低头思故乡")]
+    answers = compare_many(long_ones + short_ones, registry)
+    # 300^2 + 250^2 is over 32 * 64^2, 250^2 + 200^2 (+ 3 x 5^2) is not: the short ones join the second group.
+    assert jobs_per_call == [1, 5]
+    assert all(encode(a) == encode(compare(r, registry)) for a, r in zip(answers, long_ones + short_ones))
+
+
 def test_a_row_is_bitwise_the_same_in_any_batch_from_the_minimum_up(registry):
     """The measurement the batching rests on: one row's every output, beside 7 to 127 other rows."""
     gen = torch.Generator().manual_seed(0)
