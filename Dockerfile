@@ -70,7 +70,8 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PORT=8000 \
-    WORKERS=2
+    WORKERS=2 \
+    HP_DATA_DIR=/data
 
 # tini as PID 1 passes SIGTERM on to uvicorn. Without it, a `docker stop` in the first seconds, while
 # Python still imports torch and has no handler yet, is dropped (the kernel ignores default-handled
@@ -80,11 +81,15 @@ RUN apt-get update \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
  && groupadd --system --gid 10001 app \
- && useradd --system --uid 10001 --gid app --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin app
+ && useradd --system --uid 10001 --gid app --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin app \
+ && install -d -o 10001 -g 10001 /data
 
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /app /app
 WORKDIR /app
+
+# Class mode's SQLite file (classes.db): a volume, so a class outlives `docker restart` and a new image.
+VOLUME /data
 
 # Numeric, so that Kubernetes' runAsNonRoot can check it.
 USER 10001:10001
