@@ -196,6 +196,7 @@ def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[d
     idx = torch.tensor([ids + [0] * (T - len(ids)) for ids, *_ in filled])  # (R, T), right-padded
     trace = model.trace(idx, use_position=torch.tensor([flag for *_, flag in filled]), causal=causal,
                         logits_at=torch.tensor([len(ids) - 1 for ids, *_ in filled]))
+    trace.scores.clear()  # no answer reads them: the batch then holds half the memory until its answers are built
     for r, (ids, j, i, flag) in enumerate(rows):
         runs[j][i, flag] = LineRun(trace, r, len(ids))
 
