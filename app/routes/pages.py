@@ -5,6 +5,7 @@ from fastapi.responses import HTMLResponse
 
 from app.deps import Plotly, Registry
 from app.i18n import LANGS, negotiate, texts
+from app.services.options import options
 
 router = APIRouter(include_in_schema=False)
 
@@ -18,6 +19,7 @@ def index(request: Request, plotly: Plotly, registry: Registry, lang: str | None
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
         "trained": sorted(registry.trained),  # so the first paint already picks trained weights where they ship
+        "options": options(registry),  # GET /api/options: modes, head counts, depths and defaults for the controls
         # main.js's first requests, which it makes only once Plotly has run: fetched meanwhile.
         "preload_fetch": [request.url_for("static", path=f"i18n/{chosen}.json").path, "/api/options"],
     }, headers={"Vary": "Accept-Language"})
