@@ -11,6 +11,7 @@ import secrets
 import time
 from collections import defaultdict, deque
 
+from app.errors import InputError
 from app.lesson_steps import STEPS
 from app.stores import ClassState, ClassStore
 
@@ -105,7 +106,7 @@ class Classes:
         if choices is None:
             raise ClassError(409, f"step {step} asks no question to answer in class")
         if choice not in choices:
-            raise ClassError(422, f"choice must be one of {', '.join(choices)} at step {step} (got {choice!r})")
+            raise InputError("choice", f"choice must be one of {', '.join(choices)} at step {step} (got {choice!r})")
         outcome, current = await self.store.answer(code, student, step, choice, time.time(), self.max_students)
         if outcome == "not_current":
             raise ClassError(409, f"step {step} is not the class's current step: the class is at step {current}")

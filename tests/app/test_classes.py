@@ -105,7 +105,8 @@ def test_students_answer_the_current_step_with_its_choices_until_the_reveal(clie
     assert response.status_code == 409 and "step 1" in response.json()["detail"]
     # Not one of the step's choices (step 3's choices are stays/gone).
     response = answer(client, code, c, 1, "stays")
-    assert response.status_code == 422 and "choice" in response.json()["detail"]
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "choice"] and "stays" in response.json()["detail"][0]["msg"]
     # No free text, and a student id of the right shape.
     response = answer(client, code, c, 1, "<b>same</b>")
     assert response.status_code == 422
