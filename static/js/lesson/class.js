@@ -41,6 +41,7 @@ const ui = {
   article: $("#results"),
   verdict: $("#verdict"),
   form: $("#step-question"),
+  commitHint: $("#commit-hint"),
   nav: $(".lesson-nav"),
   share: $(".lesson-share"),
 };
@@ -242,6 +243,8 @@ function renderStudent() {
   else if (mine) ui.mine.textContent = tr("class_mine", { choice: label(step, mine) });
   else if (live.revealed) ui.mine.textContent = tr("class_mine_late");
   else ui.mine.textContent = tr("class_mine_none");
+  // Also under the question's button, where the student looks after sending (the panel may be a screen away).
+  if (step.choices && pageStep() === live.step) ui.commitHint.textContent = ui.mine.textContent;
 }
 
 // ---- events ------------------------------------------------------------------------------------
@@ -383,8 +386,9 @@ function onCommit(event) {
     });
 }
 
-/** The teacher moved with the lesson's own navigation: the class follows. */
+/** The page drew a step. The teacher moved with the lesson's own navigation: the class follows. */
 function onPageStep() {
+  if (role === "student" && live) renderStudent(); // main.js cleared the hint under the question
   if (role !== "teacher" || !live || pageStep() === live.step) return;
   live = { ...live, step: pageStep(), revealed: false, answered: 0 };
   counts = null;
@@ -403,7 +407,7 @@ export function startClassMode(lessonSteps) {
   ui.leave.addEventListener("click", () => leave(null));
   // Capture on the document: this runs before main.js's own submit handler on the form.
   document.addEventListener("submit", onCommit, true);
-  new MutationObserver(onPageStep).observe(ui.article, { attributeFilter: ["data-step"] });
+  new MutationObserver(onPageStep).observe(ui.article, { attributeFilter: ["data-step", "data-render-count"] });
   new MutationObserver(() => { if (role === "teacher" && live) render(); })
     .observe(ui.verdict, { attributeFilter: ["data-outcome"] });
 
