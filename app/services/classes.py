@@ -19,6 +19,7 @@ from app.stores import ClassState, ClassStore
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 TOKEN_BYTES = 32  # 256 bits; the store keeps only its sha256
+SWEEP_ABOVE = 10_000  # addresses on record before JoinGuard forgets the quiet ones
 
 
 class ClassError(Exception):
@@ -150,4 +151,8 @@ class JoinGuard:
             raise ClassError(429, f"too many unknown class codes from this address: wait {wait} s and check the code")
 
     def missed(self, address: str) -> None:
-        self.misses[address].append(time.monotonic())
+        now = time.monotonic()
+        self.misses[address].append(now)
+        if len(self.misses) > SWEEP_ABOVE:  # many addresses: forget those whose misses are all past the window
+            for stale in [a for a, m in self.misses.items() if now - m[-1] > self.window]:
+                del self.misses[stale]
