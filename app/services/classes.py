@@ -107,7 +107,8 @@ class Classes:
         if choices is None:
             raise ClassError(409, f"step {step} asks no question to answer in class")
         if choice not in choices:
-            raise InputError("choice", f"choice must be one of {', '.join(choices)} at step {step} (got {choice!r})")
+            raise InputError("choice",
+                             f"choice must be one of {', '.join(choices)} at step {step} (got {choice[:32]!r})")
         outcome, current = await self.store.answer(code, student, step, choice, time.time(), self.max_students)
         if outcome == "not_current":
             raise ClassError(409, f"step {step} is not the class's current step: the class is at step {current}")
