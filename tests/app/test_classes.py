@@ -2,6 +2,7 @@
 
 import asyncio
 import hashlib
+import json
 import re
 import sqlite3
 
@@ -12,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from app.lesson_steps import STEPS
 from app.main import create_app
+from app.services.class_events import Broadcaster, event_stream
 from app.services.classes import ClassError, Classes, JoinGuard
 from app.settings import Settings
 from app.stores.redis import RedisStore
@@ -211,5 +213,41 @@ def test_a_class_idle_for_twelve_hours_is_gone(make_store):
         await asyncio.sleep(2.2)
         with pytest.raises(ClassError, match="no class"):
             await classes.state(code)
+        await store.close()
+    asyncio.run(run())
+
+
+def test_events_fan_out_from_one_watcher_per_class(make_store):
+    """Twenty students' streams in one process: the store is watched once, not once per student, and the
+    watcher stops with the last stream."""
+    async def run():
+        store = make_store(12 * 3600)
+        watched = []
+        changes = store.changes
+
+        def counted(code):
+            watched.append(code)
+            return changes(code)
+        store.changes = counted
+        classes = Classes(store, 10, 100)
+        broadcaster = Broadcaster(store)
+        code, _ = await classes.create()
+        state = await classes.state(code)
+
+        async def student():
+            stream = event_stream(broadcaster, code, state, teacher_view=False, keepalive=30)
+            steps = []
+            async for text in stream:
+                steps.append(json.loads(text.split("data: ", 1)[1])["step"])
+                if steps[-1] == 3:
+                    await stream.aclose()
+                    return steps
+        readers = [asyncio.create_task(student()) for _ in range(20)]
+        await asyncio.sleep(0.3)
+        assert len(broadcaster.channels) == 1
+        await classes.set_step(code, 3)
+        assert await asyncio.wait_for(asyncio.gather(*readers), 10) == [[1, 3]] * 20
+        assert watched == [code]
+        assert broadcaster.channels == {}
         await store.close()
     asyncio.run(run())
