@@ -4,6 +4,7 @@ import { $, $$, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
 import { fillRich, grouped, num, tr } from "./i18n.js";
 import { differenceMap, largestAbs, reorderingOf, topCells } from "./align.js";
+import { getShipped } from "./api.js";
 import {
   RESIDUAL_FLOOR, depthFigure, heatmapFigure, maskPattern, residualFigure, ropeFigure, visible,
 } from "./plots.js";
@@ -87,6 +88,7 @@ function ensureGrid(grid, nHead, withDiff) {
       }, [
         el("div", { className: "heatmap-row__head" }, [
           el("h3", { id: `heatmap-row-${h}-title`, className: "heatmap-row__title" }),
+          el("p", { className: "heatmap-row__role" }),
           el("p", { className: "heatmap-row__score" }),
         ]),
         el("div", { className: `heatmap-row__plots${withDiff ? " has-diff" : ""}` }, cells),
@@ -162,6 +164,34 @@ function explainDifference(response, view, diff) {
   show(node, Boolean(verdict));
 }
 
+let headSummaries = null; // /api/heads once it has arrived: what each trained head looks at
+
+/**
+ * What the trained head does on the validation poems, in the head gallery's words ("" for random
+ * weights, or until /api/heads arrives: the maps do not wait for it; it names them when it comes).
+ */
+function headRole(model, layer, h) {
+  if (model.weights !== "trained") return "";
+  if (!headSummaries) {
+    getShipped("heads").then((data) => {
+      headSummaries = data;
+      nameHeads(model);
+    }).catch(console.error);
+    return "";
+  }
+  const summary = headSummaries.models?.find((m) => m.position === model.position)
+    ?.layers.find((l) => l.layer === layer)?.heads.find((x) => x.head === h + 1)?.summary;
+  const role = summary?.[document.documentElement.lang] ?? summary?.en;
+  return role ? tr("attn_head_role", { role }) : "";
+}
+
+function nameHeads(model) {
+  const grid = $("#heatmaps");
+  for (const row of $$(".heatmap-row", grid)) {
+    $(".heatmap-row__role", row).textContent = headRole(model, Number(grid.dataset.layer), Number(row.dataset.head));
+  }
+}
+
 /** view: {layer, posinfo (false: the run without position information), align (false: cell by cell)}. */
 export async function renderHeatmaps(response, view, isStale = () => false) {
   const grid = $("#heatmaps");
@@ -204,6 +234,8 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
     const row = $(`.heatmap-row[data-head="${h}"]`, grid);
     const head = tr("attn_head", { h: h + 1 });
     $(".heatmap-row__title", row).textContent = head;
+    const role = headRole(response.model, layer, h);
+    $(".heatmap-row__role", row).textContent = role;
     const score = $(".heatmap-row__score", row);
     score.textContent = diff ? tr("attn_head_score", { value: fmtWeight(diff.largest[h].value) }) : "";
     score.dataset.value = diff ? String(diff.largest[h].value) : "";
@@ -222,7 +254,8 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
       const labels = kind === "diff" && !diff.aligned
         ? tokens.map((ch, i) => `${visible(ch)}/${visible(lineB.tokens[i])}`)
         : tokens.map(visible);
-      $(".heatmap-cell__alt", figure).textContent = describeCells(z, labels, kind, head, name);
+      // The text alternative: what the head does on the poems (trained weights), then its largest cells.
+      $(".heatmap-cell__alt", figure).textContent = sentences([role, describeCells(z, labels, kind, head, name)]);
       const spec = { tokens, tokensB: lineB.tokens, z, kind, range, aligned: Boolean(diff?.aligned) };
       return draw(plot, heatmapFigure(spec), `attention-layer${layer}-head${h + 1}-${which}`);
     });

@@ -7,6 +7,7 @@ import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
 import { fillRich, num, tr } from "./i18n.js";
 import { whenVisible } from "./lazy.js";
+import { renderGallery } from "./gallery.js";
 import { similarityFigure } from "./plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "./plots-results.js";
 
@@ -101,9 +102,29 @@ async function renderLength(data) {
   finish(panel);
 }
 
+/** Line lengths of these poems, with their marks, that a period of the pos_emb table can match. */
+const RHYTHMS = [6, 8, 12, 16];
+
+/** What the trained table's period is, in words, from /api/positions' similarity by lag. */
+function rhythmText(rhythm) {
+  const { by_lag: byLag, period } = rhythm;
+  let next = null;
+  for (let lag = 3; lag < byLag.length; lag += 1) {
+    if (lag !== period && (next === null || byLag[lag] > byLag[next])) next = lag;
+  }
+  const text = tr("sim_rhythm", {
+    period, sim: byLag[period].toFixed(2), next_lag: next, next: byLag[next].toFixed(2),
+  });
+  const why = RHYTHMS.includes(period) ? tr(`sim_rhythm_${period}`) : tr("sim_rhythm_other");
+  return `${text}${tr("sentence_sep")}${why}`;
+}
+
 async function renderPositions(data) {
   const panel = $("#panel-positions");
   const hasLearned = Array.isArray(data.learned);
+  const rhythm = data.learned_rhythm;
+  if (rhythm) fillRich($("#sim-rhythm"), rhythmText(rhythm));
+  show($("#sim-rhythm"), Boolean(rhythm));
   show($("#sim-learned-empty"), !hasLearned);
   show($("#sim-learned"), hasLearned);
   const jobs = [draw($("#sim-rope"), similarityFigure({ matrix: data.rope }), "similarity-rope")];
@@ -158,9 +179,18 @@ async function renderTraining(data) {
   finish(panel);
 }
 
+async function renderHeads(data) {
+  const panel = $("#panel-gallery");
+  const models = data.models ?? [];
+  show($("#gallery-empty"), models.length === 0);
+  await renderGallery(data, $('input[name="position"]:checked')?.value);
+  finish(panel);
+}
+
 const PANELS = [
   ["#panel-length", "length", renderLength],
   ["#panel-positions", "positions", renderPositions],
+  ["#panel-gallery", "heads", renderHeads],
   ["#panel-training", "training", renderTraining],
 ];
 

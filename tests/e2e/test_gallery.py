@@ -1,0 +1,58 @@
+"""What each head does: the head gallery, the heads named on the student's own maps, and the period of
+the trained pos_emb, each checked against the API's numbers."""
+
+import json
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def api(server_url, path):
+    with urllib.request.urlopen(server_url + path) as response:
+        return json.load(response)
+
+
+@pytest.mark.parametrize("lang", ["zh", "fr"])
+def test_gallery_draws_every_head_with_its_sentence(open_page, server_url, lang):
+    heads = api(server_url, "/api/heads")
+    page = open_page(f"/?lang={lang}&pos=rope")
+    page.locator("#panel-gallery").scroll_into_view_if_needed()
+    page.wait_for_selector('#panel-gallery[data-state="ready"]')
+    shown = page.evaluate("""() => Array.from(document.querySelectorAll('.gallery-head'), (f) => ({
+        position: f.dataset.position, layer: Number(f.dataset.layer), head: Number(f.dataset.head),
+        sentence: f.querySelector('.gallery-head__sentence').textContent,
+        bars: f.querySelector('.plot--gallery').data[0].y}))""")
+    assert len(shown) == 3 * 2 * 4
+    # The mode chosen above comes first, and is marked.
+    assert shown[0]["position"] == "rope"
+    assert page.locator(".gallery-mode.is-chosen").get_attribute("data-position") == "rope"
+    for item in shown:
+        model = next(m for m in heads["models"] if m["position"] == item["position"])
+        want = model["layers"][item["layer"] - 1]["heads"][item["head"] - 1]
+        assert item["sentence"] == want["summary"][lang]
+        assert item["bars"] == pytest.approx(want["by_offset"], abs=1e-12)
+
+
+def test_trained_maps_name_each_head_and_random_ones_do_not(open_page, server_url):
+    heads = api(server_url, "/api/heads")
+    learned = next(m for m in heads["models"] if m["position"] == "learned")
+    page = open_page("/?lang=en&pos=learned&layer=1")
+    page.wait_for_function("() => document.querySelector('.heatmap-row__role').textContent !== ''")
+    roles = page.eval_on_selector_all(".heatmap-row__role", "(ns) => ns.map((n) => n.textContent)")
+    assert roles == [f"On the validation poems: {h['summary']['en']}." for h in learned["layers"][0]["heads"]]
+    page.select_option("#weights", "random")
+    page.wait_for_function("() => document.querySelector('.heatmap-row__role').textContent === ''")
+
+
+def test_the_position_panel_states_the_period_the_table_learned(open_page, server_url):
+    rhythm = api(server_url, "/api/positions")["learned_rhythm"]
+    page = open_page("/?lang=en")
+    page.locator("#panel-positions").scroll_into_view_if_needed()
+    page.wait_for_selector('#panel-positions[data-state="ready"]')
+    text = page.locator("#sim-rhythm").inner_text()
+    period = rhythm["period"]
+    assert f"most alike {period} positions apart" in text
+    assert f"{rhythm['by_lag'][period]:.2f}" in text
+    assert period == 12 and "couplet of five-character lines" in text
