@@ -6,10 +6,10 @@ from model.gpt import PositionMode
 
 
 class HeadSummary(BaseModel):
-    zh: str
-    ja: str
-    fr: str
-    en: str
+    zh: str = Field(description="The sentence in Chinese.")
+    ja: str = Field(description="The sentence in Japanese.")
+    fr: str = Field(description="The sentence in French.")
+    en: str = Field(description="The sentence in English.")
 
 
 class HeadStats(BaseModel):
@@ -31,7 +31,7 @@ class HeadStats(BaseModel):
 
 class LayerStats(BaseModel):
     layer: int = Field(description="1-based layer number.")
-    heads: list[HeadStats]
+    heads: list[HeadStats] = Field(description="One per head, in order.")
 
 
 class ModelHeads(BaseModel):
@@ -40,7 +40,7 @@ class ModelHeads(BaseModel):
     punctuation_uniform: float = Field(
         description="What a head spreading its attention evenly would put on punctuation: the yardstick."
     )
-    layers: list[LayerStats]
+    layers: list[LayerStats] = Field(description="One per layer, in order.")
 
 
 class HeadResults(BaseModel):
