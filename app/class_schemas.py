@@ -71,4 +71,4 @@ class Answer(BaseModel):
 
 
 class Done(BaseModel):
-    ok: bool = True
+    ok: bool = Field(True, description="Always true: the change is made and every screen of the class is told.")

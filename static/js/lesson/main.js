@@ -8,6 +8,7 @@ import { draw, purge } from "../draw.js";
 import { applyDict, fillRich, loadDict, setDict, tr } from "../i18n.js";
 import { latest } from "../latest.js";
 import { KINDS, orderLabel, sentenceSep } from "./kinds.js";
+import { redrawClass, startClassMode } from "./class.js";
 import { allAnswers, answerOf, saveAnswer } from "./store.js";
 
 const DEBOUNCE_MS = 300;
@@ -608,6 +609,7 @@ async function switchLanguage(lang) {
   if (setupOf(current())) updateHints(setupOf(current()));
   for (const panel of PANELS) await panel.redraw();
   applyChartVisibility();
+  redrawClass();
 }
 
 function bind() {
@@ -655,6 +657,7 @@ function bind() {
 function start() {
   setDict({ ...firstTexts, ...firstLessonTexts });
   bind();
+  startClassMode(STEPS);
   if (state.lang !== document.documentElement.lang) {
     ui.lang.value = state.lang;
     switchLanguage(state.lang).then(renderStep).catch(showError);

@@ -1,0 +1,140 @@
+"""Class mode in real browsers: one teacher and five students (one on a phone), joined by the QR code's
+link. The students follow the teacher's steps, answer, see only their own answer and the reveal; the
+teacher's counts and spread match what they sent; a student who reloads lands on the current step."""
+
+import json
+import re
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
+STUDENTS = [  # (locale, viewport): one phone at 390x844
+    ("zh-CN", (1280, 900)), ("ja-JP", (1280, 900)), ("fr-FR", (1280, 900)), ("en-US", (1280, 900)),
+    ("zh-CN", (390, 844)),
+]
+ANSWER_STEP = 4  # 我打你 / 你打我: same or different
+PICKS = ["same", "same", "different", "same", "different"]
+
+
+def texts(lang: str) -> dict:
+    return json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def panel(page, name: str) -> str:
+    return page.evaluate("(name) => document.querySelector('#class-panel').dataset[name] ?? ''", name)
+
+
+def wait_panel(page, tools, name: str, value: str) -> None:
+    tools.wait_until(page, "([name, value]) => document.querySelector('#class-panel').dataset[name] === value",
+                     [name, value], message=f"the class panel's {name} never became {value!r}")
+
+
+def wait_step(page, tools, n: int) -> None:
+    tools.wait_until(page, "(n) => document.querySelector('#results').dataset.step === String(n)", n,
+                     message=f"the page never showed step {n}")
+
+
+def visible(page, selector: str) -> bool:
+    return page.evaluate("(s) => { const n = document.querySelector(s); return !!n && !n.closest('[hidden]') "
+                         "&& n.getClientRects().length > 0; }", selector)
+
+
+def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url, tools):
+    teacher = open_page("/lesson?step=1&lang=en", locale="en-US", explorer=False)
+    tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
+    teacher.click("#class-start")
+    tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('#class-code').textContent)")
+    code = teacher.text_content("#class-code")
+    join_url = teacher.get_attribute("#class-link", "href")
+    assert join_url == f"{server_url}/lesson?class={code}"
+    # The QR code on the teacher's screen is the server's drawing of that link.
+    qr_src = teacher.get_attribute("#class-qr", "src")
+    assert qr_src == f"/classes/{code}/qr.svg"
+    with urllib.request.urlopen(server_url + qr_src, timeout=10) as response:
+        assert response.headers["content-type"].startswith("image/svg+xml")
+        assert b"<svg" in response.read()
+    assert teacher.evaluate("() => document.querySelector('#class-qr').naturalWidth") > 0
+    # The token stays in the teacher's browser: in its storage, never in a link.
+    kept = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))
+    assert kept["code"] == code and len(kept["token"]) >= 43
+    assert kept["token"] not in teacher.url and kept["token"] not in join_url
+
+    students = []
+    for locale, (width, height) in STUDENTS:
+        page = open_page(join_url.removeprefix(server_url), width=width, height=height, locale=locale, explorer=False)
+        students.append(page)
+    for page in students:
+        wait_panel(page, tools, "step", "1")
+        assert visible(page, "#class-student") and not visible(page, "#class-teacher")
+        assert not visible(page, ".lesson-nav"), "a student's page follows the teacher: no navigation of its own"
+    wait_panel(teacher, tools, "joined", str(len(students)))
+
+    # Three steps with the lesson's own navigation; every student follows.
+    for n in (2, 3, ANSWER_STEP):
+        teacher.click("#next-step")
+        wait_step(teacher, tools, n)
+        for page in students:
+            wait_step(page, tools, n)
+            assert not visible(page, "#step-reveal"), "a step opens with its answer hidden"
+
+    # Each student commits; one changes her mind before the reveal, and the last answer counts.
+    students[2].check("[data-question] input[value='same']")
+    students[2].click("[data-commit]")
+    wait_panel(students[2], tools, "mine", "same")
+    for page, pick, (locale, _) in zip(students, PICKS, STUDENTS):
+        page.check(f"[data-question] input[value='{pick}']")
+        page.click("[data-commit]")
+        wait_panel(page, tools, "mine", pick)
+        assert not visible(page, "#step-reveal"), "committing in class waits for the teacher's reveal"
+        # Said where the student looks: under the question's button, in the page's language.
+        assert texts(locale[:2])[f"pair_choice_{pick}"] in page.text_content("#commit-hint")
+    wait_panel(teacher, tools, "answered", str(len(students)))
+    for choice in ("same", "different"):
+        tools.wait_until(teacher, "([c, n]) => document.querySelector(`#class-spread li[data-choice='${c}']`)"
+                                  "?.dataset.count === String(n)", [choice, PICKS.count(choice)],
+                         message=f"the teacher's spread never showed {PICKS.count(choice)} for {choice}")
+    assert not visible(teacher, "#step-reveal"), "the teacher sees the spread before the reveal, not the answer"
+    tools.screenshot(teacher, "class-teacher-spread")
+    for page, pick in zip(students, PICKS):
+        # Only their own answer: no spread and no count of the others on a student's screen.
+        assert not visible(page, "#class-spread") and not visible(page, "#class-counts")
+        assert panel(page, "mine") == pick
+
+    teacher.click("#class-reveal")
+    for page in students:
+        wait_panel(page, tools, "revealed", "true")
+        tools.wait_until(page, "() => !document.querySelector('#step-reveal').hidden "
+                               "&& document.querySelector('#verdict').dataset.outcome !== undefined",
+                         message="the reveal did not reach a student")
+    tools.wait_until(teacher, "() => !document.querySelector('#class-said').hidden")
+    said = teacher.text_content("#class-said")
+    en = texts("en")
+    outcome = teacher.evaluate("() => document.querySelector('#verdict').dataset.outcome")
+    assert en["class_said"].split("{")[0] in said
+    assert f"{PICKS.count('same')} of {len(PICKS)}" in said
+    if outcome:
+        assert en[f"pair_choice_{outcome}"] in said
+    # A student's own answer against the model's, as in the lesson alone.
+    students[3].wait_for_selector("#verdict[data-prediction]", state="attached")
+    tools.screenshot(teacher, "class-teacher-revealed")
+    tools.screenshot(students[4], "class-student-phone-revealed")
+
+    # A student who reloads lands on the class's current step, here the next one, still hidden.
+    teacher.click("#next-step")
+    wait_step(teacher, tools, ANSWER_STEP + 1)
+    students[4].reload()
+    wait_step(students[4], tools, ANSWER_STEP + 1)
+    wait_panel(students[4], tools, "revealed", "false")
+    assert not visible(students[4], "#step-reveal")
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16,64}",
+                        students[4].evaluate("() => JSON.parse(localStorage.getItem('heads-positions.student-id'))"))
+
+    teacher.click("#class-end")
+    for page in students:
+        tools.wait_until(page, "() => !document.querySelector('#class-status').hidden",
+                         message="the end of the class did not reach a student")
+        assert visible(page, "#class-idle")
