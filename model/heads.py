@@ -135,15 +135,15 @@ SPREAD_ENTROPY = 2.5  # nats; a uniform row over the 64 keys of a mid-window que
 
 # What a head can prefer, as a noun phrase with its share: {p} is the share, {d} the offset.
 PHRASES = {
-    "self": {"zh": "这个字自己（{p}）", "ja": "その字自身（{p}）", "fr": "son propre caractère ({p})",
+    "self": {"zh": "这个字自己（{p}）", "ja": "その文字自身（{p}）", "fr": "son propre caractère ({p})",
              "en": "the character itself ({p})"},
-    "previous": {"zh": "前一个字（{p}）", "ja": "直前の字（{p}）", "fr": "le caractère précédent ({p})",
+    "previous": {"zh": "前一个字（{p}）", "ja": "直前の文字（{p}）", "fr": "le caractère précédent ({p})",
                  "en": "the previous character ({p})"},
-    "back": {"zh": "往前第 {d} 个字（{p}）", "ja": "{d} 字前の字（{p}）", "fr": "le caractère {d} places avant ({p})",
+    "back": {"zh": "往前第 {d} 个字（{p}）", "ja": "{d} 文字前（{p}）", "fr": "le caractère {d} places avant ({p})",
              "en": "the character {d} back ({p})"},
-    "line_above": {"zh": "上一句同一位置的字（{p}）", "ja": "前の句の同じ位置の字（{p}）",
+    "line_above": {"zh": "上一句同一位置的字（{p}）", "ja": "前の句の同じ位置の文字（{p}）",
                    "fr": "la même place au vers précédent ({p})", "en": "the same place one line up ({p})"},
-    "first": {"zh": "窗口的第一个字（{p}）", "ja": "窓の最初の字（{p}）",
+    "first": {"zh": "窗口的第一个字（{p}）", "ja": "窓の最初の文字（{p}）",
               "fr": "le premier caractère de la fenêtre ({p})", "en": "the window's first character ({p})"},
     "last_mark": {"zh": "最近的一个标点（{p}）", "ja": "直近の句読点（{p}）",
                   "fr": "le dernier signe de ponctuation ({p})", "en": "the latest punctuation mark ({p})"},
@@ -153,7 +153,7 @@ PHRASES = {
 ONE = {"zh": "主要看{x}", "ja": "主に{x}を見る", "fr": "regarde surtout {x}", "en": "mostly {x}"}
 TWO = {"zh": "主要看{x}，其次看{y}", "ja": "主に{x}を見て、次に{y}を見る", "fr": "regarde surtout {x}, puis {y}",
        "en": "mostly {x}, then {y}"}
-SPREAD = {"zh": "分散在前面所有的字上（熵 {e} 奈特）", "ja": "前の字全体に広く分散する（エントロピー {e} ナット）",
+SPREAD = {"zh": "分散在前面所有的字上（熵 {e} 奈特）", "ja": "前の文字全体に広く分散する（エントロピー {e} ナット）",
           "fr": "se répartit sur tout ce qui précède (entropie {e} nats)",
           "en": "spread over everything before it (entropy {e} nats)"}
 # Preferences that count the same keys twice are not named together.
