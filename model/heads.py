@@ -135,14 +135,14 @@ SPREAD_ENTROPY = 2.5  # nats; a uniform row over the 64 keys of a mid-window que
 
 # What a head can prefer, as a noun phrase with its share: {p} is the share, {d} the offset.
 PHRASES = {
-    "self": {"zh": "这个字自己（{p}）", "ja": "その文字自身（{p}）", "fr": "son propre caractère ({p})",
+    "self": {"zh": "这个字自己（{p}）", "ja": "その文字自身（{p}）", "fr": "le caractère lui-même ({p})",
              "en": "the character itself ({p})"},
     "previous": {"zh": "前一个字（{p}）", "ja": "直前の文字（{p}）", "fr": "le caractère précédent ({p})",
                  "en": "the previous character ({p})"},
     "back": {"zh": "往前第 {d} 个字（{p}）", "ja": "{d} 文字前（{p}）", "fr": "le caractère {d} places avant ({p})",
              "en": "the character {d} back ({p})"},
     "line_above": {"zh": "上一句同一位置的字（{p}）", "ja": "前の句の同じ位置の文字（{p}）",
-                   "fr": "la même place au vers précédent ({p})", "en": "the same place one line up ({p})"},
+                   "fr": "la même place dans le vers précédent ({p})", "en": "the same place one line up ({p})"},
     "first": {"zh": "窗口的第一个字（{p}）", "ja": "窓の最初の文字（{p}）",
               "fr": "le premier caractère de la fenêtre ({p})", "en": "the window's first character ({p})"},
     "last_mark": {"zh": "最近的一个标点（{p}）", "ja": "直近の句読点（{p}）",
