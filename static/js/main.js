@@ -5,9 +5,7 @@ import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
 import { LANGS, applyDict, loadDict, setDict, tr } from "./i18n.js";
 import { latest } from "./latest.js";
-import {
-  renderDepth, renderHeads, renderHeatmaps, renderNext, renderResidual, renderRope, renderRopePairs, renderSummary,
-} from "./panels.js";
+import { ANSWER_PANELS, renderHeatmaps, renderRopePairs } from "./panels.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
 import { readState, sameState, toSearch } from "./state.js";
@@ -345,15 +343,12 @@ async function renderNow(generation) {
     writeUrl("replace");
   }
   setLayerOptions(nLayer);
-  if (all) {
-    renderSummary(response);
-    renderNext(response);
-    renderHeads(response, options);
-  }
+  const ctx = { options };
+  if (all) for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(response, ctx);
   const view = { layer: state.layer, posinfo: state.posinfo, align: state.align };
   let done = await renderHeatmaps(response, view, isStale);
   if (done && all) {
-    await Promise.all([renderDepth(response), renderResidual(response), renderRope(response)]);
+    await Promise.all(ANSWER_PANELS.filter((p) => !p.first).map((p) => p.update(response, ctx)));
     done = !isStale();
   }
   if (!done) {
@@ -381,7 +376,13 @@ async function switchLanguage(lang) {
   setStatus(ui.status.dataset.state || "idle");
   // Errors on screen are worded again in the new language.
   if (shownError) showError(shownError);
-  await Promise.all([render(), relative?.redraw(), shipped?.redraw()]);
+  // The answer's panels redraw from the answer in hand; the others (relative, shipped) redraw themselves.
+  await Promise.all([render(), ...ownPanels().map((panel) => panel.redraw())]);
+}
+
+/** Panels that fetch their own data: each has redraw(), for a language switch. */
+function ownPanels() {
+  return [relative, shipped].filter(Boolean);
 }
 
 // ---- events -----------------------------------------------------------------------------------

@@ -483,3 +483,17 @@ export function renderHeads(response, options) {
   fillRich(note, max ? tr("pos_emb_note", { rows: max.learned, max: Math.max(max.rope ?? 0, max.none ?? 0) }) : "");
   show(note, Boolean(max));
 }
+
+/**
+ * The panels drawn from one /api/compare answer, each with one interface: update(answer, ctx). `first`
+ * ones are quick text and are drawn before the heatmaps; the others after them, so the maps come first.
+ * (The heatmaps themselves take a view and can be stopped half-way: main.js draws them in between.)
+ */
+export const ANSWER_PANELS = [
+  { name: "summary", first: true, update: (answer) => renderSummary(answer) },
+  { name: "next", first: true, update: (answer) => renderNext(answer) },
+  { name: "heads", first: true, update: (answer, ctx) => renderHeads(answer, ctx.options) },
+  { name: "depth", update: (answer) => renderDepth(answer) },
+  { name: "residual", update: (answer) => renderResidual(answer) },
+  { name: "rope", update: (answer) => renderRope(answer) },
+];
