@@ -322,3 +322,20 @@ def test_the_explorer_links_to_the_lesson_in_its_language(open_page, tools):
     tools.wait_rendered(page, 0)
     assert step_number(page) == 1
     assert page.evaluate("() => document.documentElement.lang") == "fr"
+
+
+def test_summary_keeps_what_the_model_did_at_the_reveal(open_page, tools, steps):
+    """A student right at the reveal stays right in the summary, even after editing the lines."""
+    page = open_page("/lesson?step=1&lang=en", locale="en-US")
+    count = tools.render_count(page)
+    page.check("[data-question] input[value='same']")
+    page.click("[data-commit]")
+    count = wait_step(page, tools, count)
+    assert page.get_attribute("[data-verdict]", "data-prediction") == "right"
+    page.fill("#line-a", "尽山依日白")  # reversed: another last character, so the live verdict changes
+    count = wait_step(page, tools, count)
+    assert page.get_attribute("[data-verdict]", "data-outcome") == "different"
+    page.goto(page.url.split("?")[0] + f"?step={len(steps)}&lang=en")
+    tools.wait_rendered(page, 0)
+    first = page.locator(".summary-table tbody tr").first
+    assert "is-right" in (first.get_attribute("class") or "")

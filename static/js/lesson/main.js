@@ -324,7 +324,9 @@ async function reveal({ scroll = false } = {}) {
   }
   if (out.stale || current() !== step) return;
   answer = { step, kind, data: out.value, ctx, judged: kind.judge(out.value, ctx) };
-  saveAnswer(step.id, { outcome: answer.judged.outcome });
+  // The summary sets each prediction beside what the model did when it was revealed: a later edit of
+  // the lines redraws the verdict, but does not rewrite that record.
+  if ((answerOf(step.id)?.outcome ?? null) === null) saveAnswer(step.id, { outcome: answer.judged.outcome });
   show(ui.error, false);
   await updatePanels();
   if (scroll) ui.reveal.scrollIntoView({ block: "start" });
