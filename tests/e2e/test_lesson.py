@@ -186,6 +186,12 @@ def test_presenter_view_one_chart_at_a_time(open_page, tools):
     first = visible.first.get_attribute("data-chart")
     box = page.locator(".lesson-chart:not([hidden]) .js-plotly-plot").bounding_box()
     assert box["height"] >= 0.5 * 720 and box["width"] >= 0.8 * 1280, box
+    # Type for the back of a room: the text at 24 px or more, the chart's own text at 20 px or more.
+    size = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('.lesson-step__framing')).fontSize)")
+    assert size >= 24, size
+    chart_font = page.evaluate("() => document.querySelector('.lesson-chart:not([hidden]) .js-plotly-plot')"
+                               "._fullLayout.font.size")
+    assert chart_font >= 20, chart_font
     page.keyboard.press("ArrowDown")
     assert page.locator(".lesson-chart:not([hidden])").count() == 1
     assert page.locator(".lesson-chart:not([hidden])").get_attribute("data-chart") != first

@@ -194,6 +194,7 @@ function renderNav() {
   ui.select.value = String(state.step);
   ui.present.checked = state.present;
   document.body.classList.toggle("is-presenting", state.present);
+  document.documentElement.classList.toggle("is-presenting", state.present);
   ui.explorer.href = explorerUrl(setupOf(step));
   const link = stepUrl(state.step, state.lang, false);
   ui.qr.src = `/lesson/qr.svg?step=${state.step}&lang=${state.lang}`;
@@ -398,7 +399,10 @@ const chartsPanel = {
     // The chart on screen first, so the first picture comes as soon as possible.
     const order = [...built].sort((x, y) => (x.node.hidden ? 1 : 0) - (y.node.hidden ? 1 : 0));
     for (const b of order) {
-      if (b.chart.figure) await draw(b.body, b.chart.figure, `lesson-${a.step.id}-${b.chart.name}`);
+      if (b.chart.figure) {
+        const figure = state.present ? forProjector(b.chart.figure) : b.chart.figure;
+        await draw(b.body, figure, `lesson-${a.step.id}-${b.chart.name}`);
+      }
     }
   },
 };
@@ -506,13 +510,35 @@ function moveChart(delta) {
   if (plot) window.Plotly.Plots.resize(plot);
 }
 
+/** Chart type for the back of a room: every font size in the figure half as large again. */
+const PROJECTOR_SCALE = 1.5;
+
+function forProjector(figure) {
+  const scale = (value, key) => {
+    if (Array.isArray(value)) return value.map((v) => scale(v, ""));
+    if (!value || typeof value !== "object") return value;
+    const out = {};
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = /font$/i.test(key) && k === "size" && typeof v === "number" ? Math.round(v * PROJECTOR_SCALE) : scale(v, k);
+    }
+    return out;
+  };
+  // Fonts Plotly would take from its defaults are set here, so they grow too.
+  const layout = scale({ ...figure.layout, font: { size: 14, ...(figure.layout?.font ?? {}) } }, "");
+  return { data: scale(figure.data, ""), layout };
+}
+
 function setPresent(on) {
   state.present = on;
+  document.documentElement.classList.toggle("is-presenting", on);
   writeUrl("replace");
   renderNav();
   applyChartVisibility();
-  // The plots changed size with the type; let Plotly measure them again.
-  for (const plot of $$(".js-plotly-plot", ui.charts)) if (!plot.closest("[hidden]")) window.Plotly.Plots.resize(plot);
+  // The type and the charts' fonts change with the view: draw the charts again.
+  (async () => {
+    for (const panel of PANELS) await panel.redraw();
+    applyChartVisibility();
+  })().catch(showError);
 }
 
 // ---- events ------------------------------------------------------------------------------------
