@@ -151,13 +151,18 @@ def test_verdict_follows_the_lines(open_page, tools, server_url, steps):
             assert "春风" in after
 
 
-def test_order_verdict_on_a_true_permutation(open_page, tools):
-    """Another permutation with the same last character: still rounding; the verdict says why."""
+def commit_on_step_one(open_page, tools, choice):
+    """Open step 1 in English, commit `choice` and wait for the reveal: (page, render count)."""
     page = open_page("/lesson?step=1&lang=en", locale="en-US")
     count = tools.render_count(page)
-    page.check("[data-question] input[value='different']")
+    page.check(f"[data-question] input[value='{choice}']")
     page.click("[data-commit]")
-    count = wait_step(page, tools, count)
+    return page, wait_step(page, tools, count)
+
+
+def test_order_verdict_on_a_true_permutation(open_page, tools):
+    """Another permutation with the same last character: still rounding; the verdict says why."""
+    page, count = commit_on_step_one(open_page, tools, "different")
     assert page.get_attribute("[data-verdict]", "data-prediction") == "wrong"
     page.fill("#line-a", "春眠不觉晓")
     page.fill("#line-b", "觉不眠春晓")
@@ -332,11 +337,7 @@ def test_the_explorer_links_to_the_lesson_in_its_language(open_page, tools):
 
 def test_summary_keeps_what_the_model_did_at_the_reveal(open_page, tools, steps):
     """A student right at the reveal stays right in the summary, even after editing the lines."""
-    page = open_page("/lesson?step=1&lang=en", locale="en-US")
-    count = tools.render_count(page)
-    page.check("[data-question] input[value='same']")
-    page.click("[data-commit]")
-    count = wait_step(page, tools, count)
+    page, count = commit_on_step_one(open_page, tools, "same")
     assert page.get_attribute("[data-verdict]", "data-prediction") == "right"
     page.fill("#line-a", "尽山依日白")  # reversed: another last character, so the live verdict changes
     count = wait_step(page, tools, count)
