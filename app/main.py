@@ -1,5 +1,6 @@
 """The app factory. Nothing happens at import time; the lifespan loads the models once."""
 
+import gc
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -44,6 +45,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.classes = Classes(store, settings.max_classes, settings.max_students)
         app.state.class_events = Broadcaster(store)
         app.state.join_guard = JoinGuard(settings.join_misses_per_minute)
+        # The models, vocabulary and tables loaded above are about 200,000 objects that live as long as the
+        # worker. A full collection scanned them all, stopping the event loop for about 90 ms; frozen, they
+        # are skipped by every collection (/healthz p99 at 16 clients: 111 -> 23 ms).
+        gc.collect()
+        gc.freeze()
         yield
         await app.state.class_events.close()
         await store.close()

@@ -4,14 +4,16 @@ from fastapi.responses import JSONResponse
 router = APIRouter(tags=["health"])
 
 
+# async: answered on the event loop, with no trip through the thread pool, so a busy model thread
+# does not delay it.
 @router.get("/healthz")
-def healthz():
+async def healthz():
     """Alive: the process answers."""
     return {"status": "ok"}
 
 
 @router.get("/readyz")
-def readyz(request: Request):
+async def readyz(request: Request):
     """Ready: the models are loaded."""
     if getattr(request.app.state, "registry", None) is None:
         return JSONResponse({"status": "loading"}, status_code=503)
