@@ -6,6 +6,7 @@
    attention layer's parameter counts for several head counts.
 """
 
+import numpy as np
 import torch
 
 from model.gpt import GPT, CausalSelfAttention, GPTConfig
@@ -16,10 +17,11 @@ LESSON_DEPTHS = (1, 2, 3)  # the lesson's table (1, 2) plus exercise 1 (3 layers
 HEAD_COUNTS = (1, 2, 4, 8)
 
 
-def logits_difference(a: torch.Tensor, b: torch.Tensor) -> dict:
-    """a, b: (vocab_size,) logits of one position each."""
-    d = (a - b).double()
-    return {"max_abs": d.abs().max().item(), "l2": d.norm().item()}
+def logits_difference(a, b) -> dict:
+    """a, b: (vocab_size,) float32 logits of one position each, torch tensors or numpy arrays. The
+    difference is taken in float32, as the lesson's model(x)[0][0, -1] - ..., then measured in float64."""
+    d = (np.asarray(a) - np.asarray(b)).astype(np.float64)
+    return {"max_abs": float(np.abs(d).max()), "l2": float(np.linalg.norm(d))}
 
 
 def last_position_difference(model: GPT, ids_a: list[int], ids_b: list[int], use_position: bool,

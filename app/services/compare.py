@@ -8,7 +8,7 @@ once: rows that want the same model, padded length and mask run as one batch (ru
 
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -27,7 +27,6 @@ from model.experiments import (
     head_split,
     logits_difference,
 )
-from model.gpt import Trace
 
 TOP_K = 5
 WITH, WITHOUT = True, False
@@ -42,26 +41,37 @@ MAX_ROWS, MAX_POSITIONS = 128, 2048  # a batch's bounds: rows, and rows x padded
 MAX_GROUP_CELLS = 32 * 64 * 64
 
 
-@dataclass
+@dataclass(frozen=True)
+class BatchOutputs:
+    """What a batch's trace holds that answers read, as numpy views of its tensors (no copy): numpy
+    slicing costs a fraction of a microsecond where a torch view costs several, and an answer reads
+    dozens of slices per model."""
+
+    logits: np.ndarray  # (R, vocab_size): each row's last position
+    attention: list[np.ndarray]  # per layer (R, nh, T, T)
+    stream: list[np.ndarray]  # the embeddings, then the residual after each block, each (R, T, C)
+
+
+@dataclass(frozen=True)
 class LineRun:
     """One line through one model, with or without positions, unpadded: row `row` of a batch's
-    trace, cut to the line's n positions when first read (most runs only need their logits)."""
+    outputs, cut to the line's n positions."""
 
-    trace: Trace
+    out: BatchOutputs
     row: int
     n: int
 
-    @cached_property
-    def last_logits(self) -> torch.Tensor:  # (vocab_size,)
-        return self.trace.logits[self.row, 0]
+    @property
+    def last_logits(self) -> np.ndarray:  # (vocab_size,)
+        return self.out.logits[self.row]
 
-    @cached_property
-    def attention(self) -> list[torch.Tensor]:  # per layer (nh, T, T)
-        return [p[self.row, :, :self.n, :self.n] for p in self.trace.attention]
+    @property
+    def attention(self) -> list[np.ndarray]:  # per layer (nh, n, n)
+        return [p[self.row, :, :self.n, :self.n] for p in self.out.attention]
 
-    @cached_property
-    def stream(self) -> list[torch.Tensor]:  # embeddings, then the residual after each block, each (T, C)
-        return [s[self.row, :self.n] for s in (self.trace.embedding, *self.trace.residual)]
+    @property
+    def stream(self) -> list[np.ndarray]:  # per entry (n, C)
+        return [s[self.row, :self.n] for s in self.out.stream]
 
 
 def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
@@ -165,28 +175,28 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
     }
 
 
-def run_lines(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> dict:
-    """{(line 0|1, WITH|WITHOUT): LineRun} for one pair of lines, run alone."""
-    return run_many([(model, ids_a, ids_b, causal)])[0]
-
-
 def run_many(jobs: list[tuple[GPT, list[int], list[int], bool]]) -> list[dict]:
     """For each job (model, ids_a, ids_b, causal), {(line 0|1, WITH|WITHOUT): LineRun}. The rows of
     all jobs that share a model, a padded length and the mask run as one batch."""
     batches = defaultdict(list)  # (model, T, causal) -> [(job, line, flag)]
     for j, (model, ids_a, ids_b, causal) in enumerate(jobs):
         lines = [ids_a, ids_b]
+        # A model without position information computes the same row with or without it: run it once.
+        flags = (WITH,) if model.config.position == "none" else (WITH, WITHOUT)
         # Without the mask, padding would be seen: lines of unequal length then go to batches of their own length.
         groups = [[0, 1]] if causal or len(ids_a) == len(ids_b) else [[0], [1]]
         for group in groups:
             T = max(len(lines[i]) for i in group)
-            batches[model, T, causal] += [(j, i, flag) for flag in (WITH, WITHOUT) for i in group]
+            batches[model, T, causal] += [(j, i, flag) for flag in flags for i in group]
     runs = [{} for _ in jobs]
     for (model, T, causal), rows in batches.items():
         size = max(MIN_ROWS, min(MAX_ROWS, MAX_POSITIONS // T))
         for first in range(0, len(rows), size):
             _run_batch(model, T, causal, [(jobs[j][1 + i], j, i, flag) for j, i, flag in rows[first:first + size]],
                        runs)
+    for job_runs in runs:
+        for i in (0, 1):
+            job_runs.setdefault((i, WITHOUT), job_runs[i, WITH])
     return runs
 
 
@@ -196,9 +206,11 @@ def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[d
     idx = torch.tensor([ids + [0] * (T - len(ids)) for ids, *_ in filled])  # (R, T), right-padded
     trace = model.trace(idx, use_position=torch.tensor([flag for *_, flag in filled]), causal=causal,
                         logits_at=torch.tensor([len(ids) - 1 for ids, *_ in filled]))
-    trace.scores.clear()  # no answer reads them: the batch then holds half the memory until its answers are built
+    # The pre-softmax scores are left out: no answer reads them, and the batch holds half the memory.
+    out = BatchOutputs(trace.logits[:, 0].numpy(), [p.numpy() for p in trace.attention],
+                       [s.numpy() for s in (trace.embedding, *trace.residual)])
     for r, (ids, j, i, flag) in enumerate(rows):
-        runs[j][i, flag] = LineRun(trace, r, len(ids))
+        runs[j][i, flag] = LineRun(out, r, len(ids))
 
 
 def _too_long(length: int, position: str, limit: int) -> str:
@@ -210,7 +222,7 @@ def _too_long(length: int, position: str, limit: int) -> str:
 def _line(text: str, ids, run: LineRun, blind: LineRun | None, tok: CharTokenizer, layers: list[int]) -> dict:
     """run: the line with position information; blind: the same weights without it (use_position=False),
     or None when the request leaves those maps out."""
-    probs = torch.softmax(run.last_logits.double(), dim=-1)
+    probs = torch.softmax(torch.from_numpy(run.last_logits).double(), dim=-1)
     top = torch.topk(probs, TOP_K)
     return {
         "text": text,
@@ -218,8 +230,8 @@ def _line(text: str, ids, run: LineRun, blind: LineRun | None, tok: CharTokenize
         "ids": list(ids),
         "unknown": ids.unknown,
         # [layer][head][query][key]; float32 numpy so the JSON carries float32's shortest digits.
-        "attention": np.stack([run.attention[i].numpy() for i in layers]),
-        "attention_without_position": np.stack([blind.attention[i].numpy() for i in layers]) if blind else None,
+        "attention": np.stack([run.attention[i] for i in layers]),
+        "attention_without_position": np.stack([blind.attention[i] for i in layers]) if blind else None,
         "top_next": [{"token": tok.token(i), "prob": p} for p, i in zip(top.values.tolist(), top.indices.tolist())],
     }
 
@@ -235,7 +247,7 @@ def _residual_difference(runs: dict) -> dict:
     def norms(flag):
         # Each stream entry (T, C) -> the per-position L2 norm of a - b, (T,); rows: embeddings, block 1, ...
         pairs = zip(runs[0, flag].stream, runs[1, flag].stream)
-        return np.stack([(a - b).double().norm(dim=-1).numpy() for a, b in pairs])
+        return np.stack([np.linalg.norm((a - b).astype(np.float64), axis=-1) for a, b in pairs])
 
     return {"with_position": norms(WITH), "without_position": norms(WITHOUT)}
 
