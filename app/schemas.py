@@ -163,8 +163,6 @@ class CompareResponse(BaseModel):
     rope: RopeTable | None = Field(description="The rotation angles of the lines' positions, when position is rope.")
     shapes: HeadShapes = Field(description="The head split of this model for line A.")
     params: list[AttentionParams] = Field(description="Attention parameters for 1, 2, 4 and 8 heads at this width.")
-    lesson_split: HeadSplit = Field(description="The lesson's section 2: a 32-wide vector in 4 heads of 8, "
-                                    "computed by model.experiments.head_split.")
 
 
 class TrainedShape(BaseModel):

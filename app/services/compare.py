@@ -24,7 +24,6 @@ from model.experiments import (
     LESSON_DEPTHS,
     attention_params,
     head_shapes,
-    head_split,
     logits_difference,
 )
 
@@ -171,7 +170,6 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
         if cfg.position == "rope" else None,
         "shapes": head_shapes(cfg.n_embd, cfg.n_head, len(ids_a)),
         "params": _params(cfg.n_embd),
-        "lesson_split": _lesson_split(),
     }
 
 
@@ -250,12 +248,6 @@ def _residual_difference(runs: dict) -> dict:
         return np.stack([np.linalg.norm((a - b).astype(np.float64), axis=-1) for a, b in pairs])
 
     return {"with_position": norms(WITH), "without_position": norms(WITHOUT)}
-
-
-@lru_cache(maxsize=1)
-def _lesson_split() -> dict:
-    """The lesson's own example (32 wide, 4 heads of 8, 5 characters), beside the app's model."""
-    return head_split()
 
 
 @lru_cache(maxsize=8)

@@ -449,24 +449,31 @@ function renderSplit(root, { nEmbd, shapes, params, nHead }) {
   root.dataset.proj = String(counts.proj);
 }
 
-export function renderHeads(response, options) {
-  const m = response.model;
-  const lesson = response.lesson_split;
+/** The lesson's own example (32 wide, 4 heads of 8, 5 characters), from GET /api/head-split once per page. */
+function renderLessonSplit(lesson) {
   renderSplit($("#split-lesson"), {
     nEmbd: lesson.n_embd, shapes: lesson.shapes, params: lesson.params, nHead: lesson.n_head,
-  });
-  renderSplit($("#split-model"), {
-    nEmbd: m.n_embd, shapes: response.shapes, params: response.params, nHead: m.n_head,
   });
   $("#split-lesson-title").textContent = tr("split_lesson", {
     n_embd: lesson.n_embd, n_head: lesson.n_head, head_dim: lesson.n_embd / lesson.n_head,
   });
+}
+
+export function renderHeads(response, options) {
+  const m = response.model;
+  renderSplit($("#split-model"), {
+    nEmbd: m.n_embd, shapes: response.shapes, params: response.params, nHead: m.n_head,
+  });
   $("#split-model-title").textContent = tr("split_model", { n_embd: m.n_embd, n_head: m.n_head, head_dim: m.head_dim });
   const counts = response.params.find((p) => p.n_head === m.n_head) ?? response.params[0];
-  fillRich($("#split-why"), tr("split_why", {
-    n_embd: m.n_embd, qkv: grouped(counts.qkv), proj: grouped(counts.proj),
-    lesson_embd: lesson.n_embd,
-  }));
+  // Callbacks on the one shared request run in the order they were added: the newest answer writes last.
+  // A failed request leaves the lesson's column empty; getShipped asks again with the next answer.
+  getShipped("head-split").then((lesson) => {
+    renderLessonSplit(lesson);
+    fillRich($("#split-why"), tr("split_why", {
+      n_embd: m.n_embd, qkv: grouped(counts.qkv), proj: grouped(counts.proj), lesson_embd: lesson.n_embd,
+    }));
+  }, () => {});
   const tbody = clear($("#params-table tbody"));
   for (const p of response.params) {
     tbody.append(

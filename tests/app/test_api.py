@@ -158,13 +158,6 @@ def test_attention_without_position_can_be_left_out(client):
         assert a["attention"] == b["attention"]
 
 
-def test_lesson_split_is_the_lessons_32_wide_example(client):
-    split = post(client).json()["lesson_split"]
-    assert (split["n_embd"], split["n_head"]) == (32, 4)
-    assert split["shapes"] == {"q": [1, 5, 32], "heads": [1, 4, 5, 8], "scores": [1, 4, 5, 5]}
-    assert {(p["qkv"], p["proj"]) for p in split["params"]} == {(3 * 32 * 32 + 3 * 32, 32 * 32 + 32)} == {(3168, 1056)}
-
-
 def test_errors_carry_type_and_rule_values_but_never_the_input(client):
     long_line = "白" * 600
     r = post(client, line_a=long_line, position="rope", n_layer=9, line_b="")
