@@ -4,6 +4,7 @@ presenter view shows one chart at a time. A few page sessions walk all the steps
 
 import json
 import math
+import re
 import urllib.request
 from pathlib import Path
 
@@ -96,6 +97,11 @@ def test_every_step_asks_first_then_reveals_live(open_page, tools, server_url, s
         verdict = page.inner_text("[data-verdict]")
         assert verdict and "{" not in verdict and "_choice_" not in verdict, verdict
         assert not page.evaluate(CHARTS_WITHOUT_TEXT), (lang, step["id"])
+        if step["id"] == "ex2":
+            # The budget in the text is the runs' own, written with the language's digit grouping.
+            budget = get_json(f"{server_url}/api/training")["runs"][0]["steps"][-1]
+            text = page.inner_text("#lesson-figure-text")
+            assert "{" not in text and str(budget) in re.sub(r"[\s,\u202f]", "", text), text
         if step["kind"] in GAP_KINDS and lang == "en":
             shown = float(page.get_attribute("[data-verdict]", "data-value"))
             assert math.isclose(shown, expected_gap(server_url, step["setup"]), rel_tol=1e-6)

@@ -8,7 +8,7 @@
 
 import { getShipped, postCompare, postRelative } from "../api.js";
 import { el } from "../dom.js";
-import { tr } from "../i18n.js";
+import { grouped, tr } from "../i18n.js";
 import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../plots-results.js";
@@ -531,7 +531,8 @@ function trainingKind(key) {
       const losses = runsOf(data).map(finalLoss);
       return losses.length > 1 ? tr("notice_training", { gap: fixed(Math.max(...losses) - Math.min(...losses)) }) : "";
     },
-    lesson: (data, ctx) => (ctx.step.id === "ex2" ? tr("ex2_lesson") : ""),
+    // The step count is the runs' own (every run has the same budget), never typed into the text.
+    lesson: (data, ctx) => (ctx.step.id === "ex2" ? tr("ex2_lesson", { steps: grouped(runsOf(data)[0].steps.at(-1)) }) : ""),
     snippet: () => [
       "import json",
       "from model.assets import WEIGHTS_DIR",
