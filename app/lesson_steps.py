@@ -48,7 +48,7 @@ STEPS = [
      "choices": ["first", "last", "equal"], "lesson": None},
     {"id": "relative", "kind": "relative", "section": "rope",
      "setup": _setup("rope", n_layer=None, weights="trained", a="明月", b=None, n_head=None),
-     "choices": ["rope", "learned", "both"], "lesson": None},
+     "choices": ["rope", "learned", "both", "neither"], "lesson": None},
     {"id": "length", "kind": "length", "section": "rope", "setup": None,
      "choices": ["rises", "flat", "falls"], "lesson": None},
     # The lesson's experiment 2: a 32-wide vector in 4 heads of 8.
