@@ -2,10 +2,13 @@
 // posinfo, align, the relative panel's rel_first, rel_second, rel_layer, rel_head, and lang.
 // A teacher copies the address bar and the class sees the same plots; the #fragment picks the panel.
 
-export const POSITIONS = ["learned", "rope", "none"];
-export const HEADS = [1, 2, 4, 8];
-export const WEIGHTS = ["random", "trained"];
-export const N_LAYERS = [1, 2, 3, 4];
+// The values a control allows are the server's (/api/options) as templates/_controls.html rendered them:
+// one list, kept on the server, and read here with no request before the first comparison.
+function allowed(name) {
+  return [...document.querySelectorAll(`[name="${name}"]`)]
+    .flatMap((node) => (node.tagName === "SELECT" ? [...node.options].map((option) => option.value) : [node.value]));
+}
+
 export const DEFAULTS = Object.freeze({
   a: "白日依山尽",
   b: "山依日白尽",
@@ -45,11 +48,11 @@ export function readState(search, langs, fallbackLang) {
   return {
     a: q.get("a") ?? DEFAULTS.a,
     b: q.get("b") ?? DEFAULTS.b,
-    pos: pick(q.get("pos"), POSITIONS, DEFAULTS.pos),
+    pos: pick(q.get("pos"), allowed("position"), DEFAULTS.pos),
     layer: whole(q.get("layer"), DEFAULTS.layer),
-    heads: pick(Number(q.get("heads")), HEADS, DEFAULTS.heads),
-    weights: pick(q.get("weights"), WEIGHTS, DEFAULTS.weights),
-    nLayer: pick(Number(q.get("n_layer")), N_LAYERS, DEFAULTS.nLayer),
+    heads: pick(Number(q.get("heads")), allowed("heads").map(Number), DEFAULTS.heads),
+    weights: pick(q.get("weights"), allowed("weights"), DEFAULTS.weights),
+    nLayer: pick(Number(q.get("n_layer")), allowed("n_layer").map(Number), DEFAULTS.nLayer),
     causal: q.get("causal") !== "0",
     posinfo: q.get("posinfo") !== "0",
     align: q.get("align") !== "0",

@@ -234,6 +234,16 @@ def test_url_state_round_trip_and_back_button(open_page, tools):
     assert page.is_checked('input[name="position"][value="none"]') and page.is_hidden("#panel-rope")
 
 
+def test_url_values_the_server_does_not_offer_fall_back_to_the_defaults(open_page, server_url):
+    """The page reads the allowed values from the controls the server rendered from /api/options."""
+    options = json.load(urllib.request.urlopen(f"{server_url}/api/options"))
+    assert 3 not in options["n_head"] and "sideways" not in options["positions"] and options["n_layer_max"] < 99
+    page = open_page("/?pos=sideways&heads=3&n_layer=99&weights=some&lang=en")
+    assert query(page)["pos"] == "learned" and query(page)["heads"] == "4"
+    assert query(page).get("weights") != "some" and query(page).get("n_layer") != "99"
+    assert page.is_checked('input[name="position"][value="learned"]') and page.input_value("#heads") == "4"
+
+
 def test_narrow_phone_screen(open_page, tools):
     page = open_page(width=390, height=844)
     assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
