@@ -221,6 +221,14 @@ def restore(cfg, model, optimizer, batches) -> tuple[int, dict]:
     return state["step"], state["record"]
 
 
+def finished_record(cfg: TrainConfig) -> dict | None:
+    """The record of a run of exactly this config that has ended (read from its checkpoint), or None."""
+    if not cfg.out or not Path(cfg.out).exists():
+        return None
+    meta = load_checkpoint(cfg.out)[2]
+    return meta["record"] if meta.get("train_config") == asdict(cfg) else None
+
+
 def finish(cfg: TrainConfig, model: GPT, data: Data, record: dict) -> None:
     """Measure the val loss of what ships: the fp16 file reloaded, on every window of the validation text
     at stride block_size (the inputs tile it). The meta describes the slice so a test can recompute it."""

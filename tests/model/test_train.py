@@ -10,7 +10,16 @@ from app.commands import train as train_command
 from model.checkpoint import load_checkpoint
 from model.corpus import build_vocab, load_text
 from model.gpt import GPT
-from model.train import Data, TrainConfig, lr_at, make_optimizer, train, window_offsets, windows
+from model.train import (
+    Data,
+    TrainConfig,
+    finished_record,
+    lr_at,
+    make_optimizer,
+    train,
+    window_offsets,
+    windows,
+)
 
 TINY = TrainConfig(n_layer=1, n_head=2, n_embd=32, block_size=16, batch_size=8, steps=40, lr=1e-2, warmup=4,
                    min_lr=1e-3, eval_every=10, eval_batches=2, device="cpu")
@@ -71,6 +80,16 @@ def test_resume_gives_the_weights_of_an_uninterrupted_run(data, tmp_path):
     assert resumed["val_loss"] == expected["val_loss"] and resumed["train_loss"] == expected["train_loss"]
     a, b = load_checkpoint(whole.out)[0].state_dict(), load_checkpoint(split.out)[0].state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_finished_run_is_known_by_its_exact_config(data, tmp_path):
+    cfg = replace(TINY, out=str(tmp_path / "run.pt"))
+    assert finished_record(cfg) is None
+    train(cfg, data, progress=False, stop_at=5)
+    assert finished_record(cfg) is None  # interrupted: only the resumable state exists
+    record = train(cfg, data, progress=False, resume=True)
+    assert finished_record(cfg) == record
+    assert finished_record(replace(cfg, steps=41)) is None  # another budget: train again
 
 
 def test_resume_refuses_another_config(data, tmp_path):
