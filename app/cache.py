@@ -84,13 +84,19 @@ class Batcher:
     model thread. While the model works, the next batch gathers by itself; a miss that finds the
     model idle waits at most max_wait seconds for company. A batch holds at most max_size items.
     run_many(items) returns, for each item, its answer or the exception it alone raised; answers
-    must not depend on the rest of the batch (compare_many fills its batches to keep them exact)."""
+    must not depend on the rest of the batch (compare_many fills its batches to keep them exact).
 
-    def __init__(self, run_many: Callable[[list], list], limiter: CapacityLimiter, max_size: int, max_wait: float):
+    key(item) names the work an item shares with others (for compare: the models it runs). A batch
+    holds the items that share the oldest waiting item's key, and is answered as soon as it is done:
+    items of other keys would share no model pass with it, and would only delay its answers."""
+
+    def __init__(self, run_many: Callable[[list], list], limiter: CapacityLimiter, max_size: int, max_wait: float,
+                 key: Callable[[object], object] = lambda item: None):
         self.run_many = run_many
         self.limiter = limiter
         self.max_size = max(1, max_size)
         self.max_wait = max_wait
+        self.key = key
         self.sizes: Counter[int] = Counter()  # batches run, by number of items: what the benchmark reports
         self._queue: list[tuple[object, asyncio.Future]] = []
         self._drain_task: asyncio.Task | None = None
@@ -107,7 +113,7 @@ class Batcher:
             if len(self._queue) < self.max_size:
                 await asyncio.sleep(self.max_wait)
             while self._queue:
-                batch, self._queue = self._queue[:self.max_size], self._queue[self.max_size:]
+                batch = self._take()
                 self.sizes[len(batch)] += 1
                 try:
                     answers = await to_thread.run_sync(self._encoded, [item for item, _ in batch],
@@ -123,6 +129,15 @@ class Batcher:
                         future.set_result(answer)
         finally:
             self._drain_task = None
+
+    def _take(self) -> list[tuple[object, asyncio.Future]]:
+        """At most max_size waiting items with the oldest one's key, oldest first; the others keep their order."""
+        wanted = self.key(self._queue[0][0])
+        batch, rest = [], []
+        for entry in self._queue:
+            (batch if len(batch) < self.max_size and self.key(entry[0]) == wanted else rest).append(entry)
+        self._queue = rest
+        return batch
 
     def _encoded(self, items: list) -> list:
         return [a if isinstance(a, Exception) else encode(a) for a in self.run_many(items)]

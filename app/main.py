@@ -39,8 +39,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.plotly = load_plotly()
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
         registry = app.state.registry
+        # Requests of one position mode and seed run the same untrained models (the lesson's depths).
         app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
-                                    settings.batch_size, settings.batch_wait_ms / 1000)
+                                    settings.batch_size, settings.batch_wait_ms / 1000,
+                                    key=lambda req: (req.position, req.seed))
         store = open_store(settings)
         app.state.classes = Classes(store, settings.max_classes, settings.max_students)
         app.state.class_events = Broadcaster(store)

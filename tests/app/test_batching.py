@@ -3,6 +3,7 @@ computed alone, whatever else was in its batch."""
 
 import asyncio
 import random
+import threading
 
 import httpx
 import pytest
@@ -162,6 +163,28 @@ def test_batcher_answers_each_item_alone_and_bounds_its_batches():
     assert [r for i, r in enumerate(results) if i != 13] == [encode({"twice": 2 * i}) for i in range(100) if i != 13]
     assert sum(batches) == 100 and max(batches) == 16 and len(batches) == 7
     assert batcher.sizes == {16: 6, 4: 1}
+
+
+def test_a_batch_holds_one_key_and_is_answered_before_the_next_batch_runs():
+    calls, evens_answered = [], threading.Event()
+
+    def run_many(items):
+        calls.append(list(items))
+        if len(calls) == 2:  # blocks until the first batch's requests have their answers
+            assert evens_answered.wait(5), "the first batch's answers waited for the next batch"
+        return items
+
+    async def burst():
+        batcher = Batcher(run_many, limiter=None, max_size=3, max_wait=0.002, key=lambda i: i % 2)
+        tasks = [asyncio.ensure_future(batcher.submit(i)) for i in range(7)]  # queued in this order
+        first = await asyncio.gather(*tasks[0:6:2])
+        evens_answered.set()
+        return first, await asyncio.gather(*tasks[1::2], tasks[6])
+
+    first, rest = asyncio.run(burst())
+    assert first == [b"0", b"2", b"4"] and rest == [b"1", b"3", b"5", b"6"]
+    # The oldest item's key first, at most 3 at a time; 6 waits for the next even batch.
+    assert calls == [[0, 2, 4], [1, 3, 5], [6]]
 
 
 def test_a_batch_that_fails_as_a_whole_fails_each_of_its_requests_and_the_next_batch_runs():
