@@ -1,7 +1,7 @@
 // Plotly figures as plain data. Every string that comes from the lines goes through
 // escapePlotly first; the hover templates only refer to values Plotly substitutes itself.
 
-import { escapePlotly as esc, plotlySeparators, tr } from "./i18n.js";
+import { escapePlotly as esc, num, plotlySeparators, tr } from "./i18n.js";
 
 export const FONT =
   '"Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC", "PingFang SC", ' +
@@ -162,9 +162,11 @@ export function heatmapFigure({ tokens, tokensB = null, z, kind, range, aligned 
   return { data: [trace], layout };
 }
 
+/** Three significant digits in scientific notation, with the page's decimal separator (3,58e-7 in French):
+ * Plotly prints chart text as given, so the charts and the sentences beside them write numbers alike. */
 export function sci(v) {
   if (v === 0) return "0";
-  return v.toExponential(2);
+  return num(v.toExponential(2));
 }
 
 /** The lesson's table as a chart: last-position difference for 1, 2, 3 layers, log scale. */

@@ -318,3 +318,13 @@ def test_errors_are_written_in_the_pages_language(open_page, tools, lang):
     page.select_option("#lang", other)
     tools.wait_until(page, "(text) => document.querySelector('#line-b-error').textContent === text",
                      tools.texts(other)["error_empty"])
+
+
+def test_chart_numbers_use_the_languages_decimal_separator(open_page, tools):
+    """Plotly prints the text it is given (here the depth chart's hover labels): in French they read 3,58e-7,
+    as the sentences beside them do."""
+    page = open_page("/?weights=random&pos=none&n_layer=1&lang=fr")
+    labels = page.evaluate("() => document.querySelector('#depth-plot').data.flatMap((trace) => trace.text)")
+    assert labels and all(re.fullmatch(r"0|\d,\d\de[-+]\d+", label) for label in labels), labels
+    verdict = page.text_content("#depth-verdict")
+    assert re.search(r"\d,\d+e-\d", verdict) and not re.search(r"\d\.\d+e-\d", verdict), verdict
