@@ -23,8 +23,8 @@ DRAW_ALL = """async () => {
 }"""
 
 
-def test_the_page_runs_the_cartesian_bundle_and_it_draws_every_trace_type(page):
+def test_the_page_runs_the_partial_bundle_and_it_draws_every_trace_type(page):
     scripts = page.evaluate("() => Array.from(document.scripts, (s) => s.src).filter((s) => /plotly/i.test(s))")
-    assert len(scripts) == 1 and scripts[0].endswith("/vendor/plotly-cartesian-4.1.1.min.js")
+    assert len(scripts) == 1 and scripts[0].endswith("/vendor/plotly-core-bar-heatmap-4.1.1.min.js")
     drawn = page.evaluate(DRAW_ALL)
     assert drawn == {"heatmap": 1, "scatter": 3, "bar": 3, "version": "4.1.1"}
