@@ -8,6 +8,7 @@ from fastapi.responses import HTMLResponse
 from app.deps import Plotly, Registry
 from app.i18n import LANGS, negotiate, texts
 from app.lesson_schemas import HeadSplitQuery, LessonSteps
+from app.routes.pages import module_graph
 from app.schemas import ERROR_RESPONSES, HeadSplit
 from app.services.lesson import heads, lesson_texts, qr_svg, steps
 from app.services.options import options
@@ -29,6 +30,7 @@ def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str 
         "lt": lesson_texts(static_dir, chosen),
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
+        "modules": module_graph(static_dir, "js/lesson/main.js"),
         "steps": LessonSteps(steps=steps()).model_dump()["steps"],  # as /api/lesson answers
         "step": number,
         "options": options(registry),
