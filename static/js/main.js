@@ -468,16 +468,16 @@ function plotlyReady() {
 
 async function start() {
   bind();
+  // Asked for with the texts, not after them (the page preloads both): the first comparison needs it.
+  const optionsRequest = getOptions().catch((error) => error);
   const [dict] = await Promise.all([loadDict(state.lang), plotlyReady()]);
   setDict(dict);
   if (document.documentElement.lang !== state.lang) applyDict(state.lang);
   applyControls();
   writeUrl("replace");
-  try {
-    options = await getOptions();
-  } catch (error) {
-    showError(error);
-  }
+  const got = await optionsRequest;
+  if (got instanceof Error) showError(got);
+  else options = got;
   applyControls();
   // Created once the options are known, so the relative panel asks with the page's weights.
   relative = createRelativePanel(() => ({

@@ -499,7 +499,8 @@ export function renderHeads(response, options) {
 export const ANSWER_PANELS = [
   { name: "summary", first: true, update: (answer) => renderSummary(answer) },
   { name: "next", first: true, update: (answer) => renderNext(answer) },
-  { name: "heads", first: true, update: (answer, ctx) => renderHeads(answer, ctx.options) },
+  // Not `first`: its numbers are the page's first Intl formatting, which loads the locale data (50 ms).
+  { name: "heads", update: (answer, ctx) => renderHeads(answer, ctx.options) },
   { name: "depth", update: (answer) => renderDepth(answer) },
   { name: "residual", update: (answer) => renderResidual(answer) },
   { name: "rope", update: (answer) => renderRope(answer) },
