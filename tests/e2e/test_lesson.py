@@ -357,7 +357,8 @@ def test_summary_keeps_what_the_model_did_at_the_reveal(open_page, tools, steps)
 def test_the_first_steps_hidden_previous_button_keeps_its_place_only_on_wide_screens(open_page):
     """On a wide screen the buttons must not jump between steps; on a phone the nav wraps onto rows, and
     the hidden button would leave one of them empty."""
-    style = "() => { const s = getComputedStyle(document.querySelector('#prev-step')); return [s.display, s.visibility]; }"
+    style = ("() => { const s = getComputedStyle(document.querySelector('#prev-step')); "
+             "return [s.display, s.visibility]; }")
     wide = open_page("/lesson?step=1&lang=en", width=1280, height=720, locale="en-US")
     assert wide.evaluate(style)[1] == "hidden" and wide.locator("#prev-step").bounding_box() is not None
     phone = open_page("/lesson?step=1&lang=en", width=390, height=844, locale="en-US")
