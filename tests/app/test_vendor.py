@@ -1,6 +1,5 @@
-"""What the pages load first: one Plotly, the partial bundle scripts/build_plotly.sh builds, vendored with its
-licence, and
-the explorer's first requests preloaded."""
+"""What the pages load first: one Plotly, the partial bundle scripts/build_plotly.sh builds, vendored with
+its licence, and the explorer's first requests preloaded."""
 
 import gzip
 import re
