@@ -39,7 +39,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.plotly = load_plotly()
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
         registry = app.state.registry
-        # Requests of one position mode and seed run the same untrained models (the lesson's depths).
+        # Requests of one position mode and seed share the untrained models of the lesson's depths (for one head
+        # count, the usual case) and the trained model of that mode: one key, one batch.
         app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
                                     settings.batch_size, settings.batch_wait_ms / 1000,
                                     key=lambda req: (req.position, req.seed))

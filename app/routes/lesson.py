@@ -8,9 +8,9 @@ from fastapi.responses import HTMLResponse
 from app.deps import Plotly, Registry
 from app.i18n import LANGS, negotiate, texts
 from app.lesson_schemas import HeadSplitQuery, LessonSteps
-from app.routes.pages import module_graph
 from app.schemas import ERROR_RESPONSES, HeadSplit
 from app.services.lesson import heads, lesson_texts, qr_svg, steps
+from app.services.modules import module_graph
 from app.services.options import options
 
 router = APIRouter()

@@ -1,5 +1,5 @@
 // The JSON twin of the page: /api/options, /api/compare, /api/relative, and the results that are
-// fixed for the life of the server (/api/positions, /api/training, /api/length), fetched once.
+// fixed for the life of the server (/api/positions, /api/training, /api/length, /api/head-split), fetched once.
 
 /** Request fields, and the id prefix of the control each one belongs to. */
 export const FIELD_CONTROLS = {
@@ -79,7 +79,7 @@ export function postRelative(body, signal) {
 
 const shipped = new Map();
 
-/** GET /api/{name} once per page ("positions", "training", "length"); a failed fetch may be retried. */
+/** GET /api/{name} once per page ("positions", "training", "length", "head-split"); a failed fetch may be retried. */
 export function getShipped(name) {
   if (!shipped.has(name)) {
     const request = fetch(`/api/${name}`, { headers: { Accept: "application/json" } }).then(async (response) => {

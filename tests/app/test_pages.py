@@ -2,6 +2,7 @@
 whole module graph in one round instead of one import level at a time."""
 
 import re
+from urllib.parse import urljoin
 
 import pytest
 
@@ -14,16 +15,8 @@ def imported(client, url: str) -> set[str]:
     found, todo = set(), [url]
     while todo:
         current = todo.pop()
-        base = current.rsplit("/", 1)[0]
         for spec in IMPORT.findall(client.get(current).text):
-            parts = f"{base}/{spec}".split("/")
-            path = []
-            for part in parts:
-                if part == "..":
-                    path.pop()
-                elif part != ".":
-                    path.append(part)
-            child = "/".join(path)
+            child = urljoin(current, spec)  # resolved as the browser resolves it
             if child not in found:
                 found.add(child)
                 todo.append(child)
