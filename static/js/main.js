@@ -110,7 +110,7 @@ function updateWeightsUi() {
   if (weights === "trained") {
     note = tr("trained_shape", shape);
     if (shape.val_loss !== null && shape.val_loss !== undefined) {
-      note += ` ${tr("trained_val_loss", { val_loss: Number(shape.val_loss).toFixed(3) })}`;
+      note += tr("sentence_sep") + tr("trained_val_loss", { val_loss: Number(shape.val_loss).toFixed(3) });
     }
   } else if (options && !anyTrained) {
     note = tr("trained_none");

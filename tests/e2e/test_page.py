@@ -176,6 +176,8 @@ def test_weights_choice_follows_the_options(page, tools, server_url):
     assert page.input_value("#heads") == str(trained["n_head"])
     assert page.locator(".heatmap-row").count() == trained["n_head"]
     assert str(trained["n_layer"]) in page.text_content("#weights-note")
+    # Chinese joins sentences with no space (sentence_sep), as Japanese does.
+    assert t["sentence_sep"] == "" and "。 " not in page.text_content("#weights-note")
     with page.expect_request("**/api/compare") as sent:
         tools.redraw_after(page, lambda: page.select_option("#weights", "random"))
     body = json.loads(sent.value.post_data)
