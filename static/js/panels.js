@@ -467,13 +467,19 @@ export function renderHeads(response, options) {
   $("#split-model-title").textContent = tr("split_model", { n_embd: m.n_embd, n_head: m.n_head, head_dim: m.head_dim });
   const counts = response.params.find((p) => p.n_head === m.n_head) ?? response.params[0];
   // Callbacks on the one shared request run in the order they were added: the newest answer writes last.
-  // A failed request leaves the lesson's column empty; getShipped asks again with the next answer.
+  // A failed request says so in the panel; getShipped asks again with the next answer.
+  const loadError = $("#panel-heads .js-load-error");
   getShipped("head-split").then((lesson) => {
+    show(loadError, false);
     renderLessonSplit(lesson);
     fillRich($("#split-why"), tr("split_why", {
       n_embd: m.n_embd, qkv: grouped(counts.qkv), proj: grouped(counts.proj), lesson_embd: lesson.n_embd,
     }));
-  }, () => {});
+  }, (error) => {
+    console.error(error);
+    loadError.textContent = tr("shipped_error");
+    show(loadError, true);
+  });
   const tbody = clear($("#params-table tbody"));
   for (const p of response.params) {
     tbody.append(

@@ -168,6 +168,7 @@ class PageOpener:
     On the explorer it waits for the first render; open_page(path, explorer=False) opens other pages
     (/docs, /redoc) with the same checks and waits only for the load event.
 
+    open_page(path, routes={"**/api/x": handler}) routes requests before the page loads.
     open_page.allow("status of 422") lets console errors containing that text pass, for a test
     that provokes them on purpose (chromium logs every failed fetch as a console error).
     """
@@ -180,7 +181,7 @@ class PageOpener:
         self.allowed: list[str] = []
 
     def __call__(self, path: str = "/", width: int = 1280, height: int = 900, locale: str = "zh-CN",
-                 explorer: bool = True):
+                 explorer: bool = True, routes: dict | None = None):
         context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
         self.contexts.append(context)
         page = context.new_page()
@@ -188,6 +189,8 @@ class PageOpener:
         seen = PageProblems(self.server_url)
         seen.attach(page)
         self.problems.append(seen)
+        for pattern, handler in (routes or {}).items():  # after attach: the last route added is tried first
+            page.route(pattern, handler)
         page.goto(self.server_url + path)
         if explorer:
             Tools.wait_rendered(page, 0)

@@ -172,6 +172,34 @@ def test_shipped_results(open_page, tools, server_url, empty):
     tools.screenshot(page, "desktop-results")
 
 
+def test_a_failed_head_split_says_so_until_it_loads(open_page, tools):
+    """The lesson's 32-wide column comes from its own request: if that fails, the panel says so, and the
+    next answer asks again."""
+    failing = {"on": True}
+
+    def head_split(route):
+        if failing["on"]:
+            route.fulfill(status=503, body="unavailable")
+        else:
+            route.fallback()
+
+    open_page.allow("status of 503")
+    open_page.allow("HTTP 503")  # the page's own log of the failure
+    page = open_page("/?lang=en", routes={"**/api/head-split*": head_split})
+    t = tools.texts("en")
+    error = page.locator("#panel-heads .js-load-error")
+    tools.wait_until(page, "() => !document.querySelector('#panel-heads .js-load-error').hidden",
+                     message="the failed request was never reported")
+    assert error.is_visible() and error.inner_text() == t["shipped_error"]
+    assert page.locator('#split-lesson [data-shape="heads"]').inner_text() == ""
+    failing["on"] = False
+    choose_position(tools, page, "rope")  # a new answer
+    tools.wait_until(page, "() => document.querySelector('#split-lesson [data-shape=heads]').textContent !== ''",
+                     message="the lesson's column never filled")
+    assert not error.is_visible()
+    assert page.locator('#split-lesson [data-shape="heads"]').inner_text() == "(1, 4, 5, 8)"
+
+
 def test_causal_switch_round_trips_and_silences_the_leak(open_page, tools):
     page = open_page("/?pos=none&weights=random")
     with_mask = page.evaluate(DEPTH_ROWS)
