@@ -5,7 +5,7 @@
 import { getShipped } from "./api.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
-import { fillRich, num, tr } from "./i18n.js";
+import { fillRich, grouped, num, tr } from "./i18n.js";
 import { whenVisible } from "./lazy.js";
 import { renderGallery } from "./gallery.js";
 import { similarityFigure } from "./plots-positions.js";
@@ -141,7 +141,7 @@ function trainingRow(run) {
   return el("tr", {}, [
     el("th", { scope: "row", text: label }),
     el("td", { text: exercises.join(", ") || "–" }),
-    el("td", { text: String(run.steps[run.steps.length - 1] ?? "–") }),
+    el("td", { text: run.steps.length ? grouped(run.steps[run.steps.length - 1]) : "–" }),
     el("td", { text: loss === null ? "–" : num(loss.toFixed(3)) }),
   ]);
 }

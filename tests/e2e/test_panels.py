@@ -164,6 +164,7 @@ def test_shipped_results(open_page, tools, server_url, empty):
     runs = fetch(server_url, "/api/training")["runs"]
     finals = {f"{run.get('final_val_loss', run['val_loss'][-1]):.3f}" for run in runs}
     assert {row[3] for row in rows} == finals, "final_val_loss when recorded, else the last value"
+    assert {row[2] for row in rows} == {f"{run['steps'][-1]:,}" for run in runs}, "steps grouped as English writes them"
     shipped_length = {run["position"]: run["loss"] for run in fetch(server_url, "/api/length")["runs"]}
     assert [tr["y"] for tr in length] == [shipped_length[p] for p in ("learned", "rope", "none")]
     assert drawn(page, "#sim-learned") and drawn(page, "#sim-rope")
