@@ -182,6 +182,31 @@ def test_order_verdict_on_a_true_permutation(open_page, tools):
     assert "gets positions" in page.inner_text("[data-verdict]")
 
 
+LABEL_OVER_LINE = """() => {
+    const chart = document.querySelector('[data-name="gap"] .js-plotly-plot');
+    const line = chart.querySelector('.shapelayer path');
+    const label = [...chart.querySelectorAll('.bartext')].find((t) => t.textContent.includes('e-7'));
+    const a = label.getBoundingClientRect(), b = line.getBoundingClientRect();
+    return {
+        crosses: a.left <= b.right && b.left <= a.right,
+        labelLater: Boolean(line.compareDocumentPosition(label) & Node.DOCUMENT_POSITION_FOLLOWING),
+        halo: getComputedStyle(label).textShadow,
+    };
+}"""
+
+
+def test_a_rounding_label_stays_readable_where_it_meets_the_dashed_line_on_a_phone(open_page, tools):
+    page = open_page("/lesson?step=1&lang=en", width=390, height=844, locale="en-US")
+    count = tools.render_count(page)
+    page.check("[data-question] input[value='same']")
+    page.click("[data-commit]")
+    wait_step(page, tools, count)
+    found = page.evaluate(LABEL_OVER_LINE)
+    assert found["crosses"], "on a phone, the label of a rounding-sized bar reaches the dashed line"
+    assert found["labelLater"], "the label is painted after the line, so on top of it"
+    assert "255, 255, 255" in found["halo"], "with a white halo the line passes behind"
+
+
 def test_presenter_view_one_chart_at_a_time(open_page, tools):
     page = open_page("/lesson?step=1&lang=en&present=1", width=1280, height=720, locale="en-US")
     count = tools.render_count(page)

@@ -18,6 +18,9 @@ export function gapBarsFigure({ items }) {
     x: values,
     text: items.map((item) => sci(item.value)),
     textposition: "outside",
+    // A white halo: where a label meets the dashed line (a phone gives a decade about 30 px), the line
+    // passes behind it instead of through it.
+    outsidetextfont: { shadow: "0 0 3px #fff, 0 0 3px #fff, 0 0 3px #fff" },
     cliponaxis: false,
     hovertemplate: "%{y}: %{text}<extra></extra>",
     marker: { color: items.map((item) => (item.value < ROUNDING ? COLORS.without : COLORS.with)) },
@@ -28,7 +31,7 @@ export function gapBarsFigure({ items }) {
     xaxis: lineAxis(tr("depth_axis_y"), { type: "log", range: [-9, 1.5], exponentformat: "power" }),
     yaxis: { automargin: true, fixedrange: true, autorange: "reversed" },
     shapes: [{
-      type: "line", xref: "x", yref: "paper", x0: ROUNDING, x1: ROUNDING, y0: 0, y1: 1,
+      type: "line", xref: "x", yref: "paper", x0: ROUNDING, x1: ROUNDING, y0: 0, y1: 1, layer: "below",
       line: { color: MUTED, width: 1.5, dash: "dash" },
     }],
     annotations: [{
