@@ -46,6 +46,12 @@ export function tr(key, vars = {}) {
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? num(vars[name]) : whole));
 }
 
+/** Sentences joined as the language writes them: a space in English and French, nothing in Chinese
+ * and Japanese. Empty parts are left out. */
+export function sentences(parts) {
+  return parts.filter(Boolean).join(tr("sentence_sep"));
+}
+
 /** Fill node with text in which `backticks` mark code names, as the templates' rich() macro does. */
 export function fillRich(node, text) {
   node.replaceChildren(

@@ -3,7 +3,7 @@
 import { ApiError, FIELD_CONTROLS, getOptions, postCompare } from "./api.js";
 import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
-import { LANGS, applyDict, loadDict, setDict, tr } from "./i18n.js";
+import { LANGS, applyDict, loadDict, sentences, setDict, tr } from "./i18n.js";
 import { latest } from "./latest.js";
 import { ANSWER_PANELS, renderHeatmaps, renderRopePairs } from "./panels.js";
 import { createRelativePanel } from "./relative.js";
@@ -110,7 +110,7 @@ function updateWeightsUi() {
   if (weights === "trained") {
     note = tr("trained_shape", shape);
     if (shape.val_loss !== null && shape.val_loss !== undefined) {
-      note += tr("sentence_sep") + tr("trained_val_loss", { val_loss: Number(shape.val_loss).toFixed(3) });
+      note = sentences([note, tr("trained_val_loss", { val_loss: Number(shape.val_loss).toFixed(3) })]);
     }
   } else if (options && !anyTrained) {
     note = tr("trained_none");

@@ -2,9 +2,10 @@
 
 import { $, $$, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
-import { fillRich, grouped, num, tr } from "./i18n.js";
+import { fillRich, grouped, num, sentences, tr } from "./i18n.js";
 import { differenceMap, largestAbs, reorderingOf, topCells } from "./align.js";
 import { getShipped } from "./api.js";
+import { showLoadError } from "./shipped.js";
 import {
   RESIDUAL_FLOOR, depthFigure, heatmapFigure, maskPattern, residualFigure, ropeFigure, visible,
 } from "./plots.js";
@@ -103,11 +104,6 @@ function ensureGrid(grid, nHead, withDiff) {
 export const WEIGHT_ROUNDING = 1e-6;
 const fmtSci = (v) => (v === 0 ? "0" : v.toExponential(1));
 const fmtWeight = (v) => (Math.abs(v) >= 0.01 ? v.toFixed(2) : fmtSci(v));
-
-/** Sentences joined as the language writes them: a space in English and French, nothing in Chinese. */
-function sentences(parts) {
-  return parts.filter(Boolean).join(tr("sentence_sep"));
-}
 
 /** "日→白 0.62, 尽→山 0.41": the text alternative of one map, its largest cells (query → key). */
 function describeCells(z, labels, kind, head, name) {
@@ -468,18 +464,14 @@ export function renderHeads(response, options) {
   const counts = response.params.find((p) => p.n_head === m.n_head) ?? response.params[0];
   // Callbacks on the one shared request run in the order they were added: the newest answer writes last.
   // A failed request says so in the panel; getShipped asks again with the next answer.
-  const loadError = $("#panel-heads .js-load-error");
+  const panel = $("#panel-heads");
   getShipped("head-split").then((lesson) => {
-    show(loadError, false);
+    showLoadError(panel, null);
     renderLessonSplit(lesson);
     fillRich($("#split-why"), tr("split_why", {
       n_embd: m.n_embd, qkv: grouped(counts.qkv), proj: grouped(counts.proj), lesson_embd: lesson.n_embd,
     }));
-  }, (error) => {
-    console.error(error);
-    loadError.textContent = tr("shipped_error");
-    show(loadError, true);
-  });
+  }, (error) => showLoadError(panel, error));
   const tbody = clear($("#params-table tbody"));
   for (const p of response.params) {
     tbody.append(

@@ -5,7 +5,7 @@
 import { getShipped } from "./api.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
-import { fillRich, grouped, num, tr } from "./i18n.js";
+import { fillRich, grouped, num, sentences, tr } from "./i18n.js";
 import { whenVisible } from "./lazy.js";
 import { renderGallery } from "./gallery.js";
 import { similarityFigure } from "./plots-positions.js";
@@ -43,12 +43,19 @@ function finish(panel) {
   panel.dataset.renderCount = String(Number(panel.dataset.renderCount || 0) + 1);
 }
 
-function failed(panel, error) {
-  console.error(error);
-  panel.dataset.state = "error";
+/** A panel's fixed results could not be fetched: its .js-load-error note says so; null hides the note. */
+export function showLoadError(panel, error) {
   const node = $(".js-load-error", panel);
-  node.textContent = tr("shipped_error");
-  show(node, true);
+  if (error) {
+    console.error(error);
+    node.textContent = tr("shipped_error");
+  }
+  show(node, Boolean(error));
+}
+
+function failed(panel, error) {
+  panel.dataset.state = "error";
+  showLoadError(panel, error);
 }
 
 /** Losses averaged over a window of positions, so one hard poem line does not decide a crossing. */
@@ -116,7 +123,7 @@ function rhythmText(rhythm) {
     period, sim: byLag[period].toFixed(2), next_lag: next, next: byLag[next].toFixed(2),
   });
   const why = RHYTHMS.includes(period) ? tr(`sim_rhythm_${period}`) : tr("sim_rhythm_other");
-  return `${text}${tr("sentence_sep")}${why}`;
+  return sentences([text, why]);
 }
 
 async function renderPositions(data) {

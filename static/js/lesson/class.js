@@ -7,7 +7,7 @@
 // redraw. Secrets stay here: the teacher's token in this browser's localStorage, never in a URL.
 
 import { $, clear, el, show } from "../dom.js";
-import { tr } from "../i18n.js";
+import { sentences, tr } from "../i18n.js";
 import { orderLabel } from "./kinds.js";
 import { answerOf, saveAnswer } from "./store.js";
 
@@ -227,7 +227,7 @@ function renderSaid(step) {
   const top = step.choices.reduce((best, c) => ((counts[c] ?? 0) > (counts[best] ?? 0) ? c : best), step.choices[0]);
   const said = total ? tr("class_said", { choice: label(step, top), n: counts[top], total }) : tr("class_said_none");
   const did = outcome ? tr("class_model_did", { outcome: label(step, outcome) }) : tr("class_model_open");
-  ui.said.textContent = `${said}${tr("sentence_sep")}${did}`;
+  ui.said.textContent = sentences([said, did]);
 }
 
 function renderStudent() {

@@ -8,7 +8,7 @@
 
 import { getShipped, postCompare, postRelative } from "../api.js";
 import { el } from "../dom.js";
-import { grouped, tr } from "../i18n.js";
+import { grouped, sentences, tr } from "../i18n.js";
 import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../plots-results.js";
@@ -19,8 +19,6 @@ const chars = (text) => [...(text ?? "")];
 const pct = (x) => (100 * x).toFixed(0);
 const fixed = (x, digits = 3) => Number(x).toFixed(digits);
 const py = (text) => JSON.stringify(text); // a JSON string is a valid Python string literal
-/** Sentences join with a space in French and English, with nothing after 。 in Chinese and Japanese. */
-export const sentenceSep = () => tr("sentence_sep");
 const mean = (xs) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
 // ---- /api/compare ------------------------------------------------------------------------------
@@ -58,8 +56,8 @@ function gapKind({ outcomes = { same: "same", different: "different" }, bars, no
     judge(data, ctx) {
       const gap = data.difference.with_position.max_abs;
       const same = gap < ROUNDING;
-      const text = [tr(same ? "verdict_same" : "verdict_different", { d: sci(gap) }), reason(ctx.setup, gap)]
-        .join(sentenceSep());
+      const verdict = tr(same ? "verdict_same" : "verdict_different", { d: sci(gap) });
+      const text = sentences([verdict, reason(ctx.setup, gap)]);
       return { outcome: outcomes[same ? "same" : "different"], text, value: gap };
     },
     charts(data, ctx) {
@@ -486,8 +484,8 @@ const heads = {
     return { outcome: worst.tv > 0.25 ? "differ" : "alike", text: tr("heads_verdict", { ...worst, tv: pct(worst.tv) }), value: worst.tv };
   },
   charts: (data) => data.lines[0].attention[0].map((_, h) => heatmapChart(data, 0, h)),
-  notice: (data) => headNumbers(data).stats
-    .map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) })).join(sentenceSep()),
+  notice: (data) => sentences(headNumbers(data).stats
+    .map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) }))),
   snippet: (ctx) => [
     "import torch",
     ...modelLines(ctx.setup),

@@ -5,9 +5,9 @@
 import { ApiError } from "../api.js";
 import { $, $$, clear, el, show } from "../dom.js";
 import { draw, purge } from "../draw.js";
-import { applyDict, fillRich, loadDict, setDict, tr } from "../i18n.js";
+import { applyDict, fillRich, loadDict, sentences, setDict, tr } from "../i18n.js";
 import { latest } from "../latest.js";
-import { KINDS, orderLabel, sentenceSep } from "./kinds.js";
+import { KINDS, orderLabel } from "./kinds.js";
 import { redrawClass, startClassMode } from "./class.js";
 import { allAnswers, answerOf, saveAnswer } from "./store.js";
 
@@ -364,7 +364,7 @@ function predictionText(step, judged) {
 
 const verdictPanel = {
   update(a) {
-    ui.verdict.textContent = [a.judged.text, predictionText(a.step, a.judged)].filter(Boolean).join(sentenceSep());
+    ui.verdict.textContent = sentences([a.judged.text, predictionText(a.step, a.judged)]);
     ui.verdict.dataset.outcome = a.judged.outcome ?? "";
     if (a.judged.value !== undefined) ui.verdict.dataset.value = String(a.judged.value);
     const saved = answerOf(a.step.id);
