@@ -5,7 +5,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.cache import Batcher, ResponseCache
+from app.cache import ResponseCache
 from app.registry import ModelRegistry
 from app.settings import Settings
 from app.vendor import VendoredScript
@@ -23,10 +23,6 @@ async def get_cache(request: Request) -> ResponseCache:
     return request.app.state.cache
 
 
-async def get_batcher(request: Request) -> Batcher:
-    return request.app.state.batcher
-
-
 async def get_plotly(request: Request) -> VendoredScript:
     return request.app.state.plotly
 
@@ -35,4 +31,3 @@ Registry = Annotated[ModelRegistry, Depends(get_registry)]
 AppSettings = Annotated[Settings, Depends(get_settings)]
 Plotly = Annotated[VendoredScript, Depends(get_plotly)]
 Cache = Annotated[ResponseCache, Depends(get_cache)]
-CompareBatcher = Annotated[Batcher, Depends(get_batcher)]

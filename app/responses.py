@@ -1,9 +1,12 @@
 """JSON encoding for the API: orjson, with numpy float32 arrays written in float32's
 shortest exact digits (0.33333334, not 0.3333333432674408)."""
 
+from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from app.cache import encode
+from app.cache import Encoded, encode
+
+GZIP_MIN_BYTES = 1024  # as the app's GZipMiddleware: smaller answers are sent as they are
 
 
 class NumpyJSONResponse(JSONResponse):
@@ -17,3 +20,11 @@ class JSONBytes(JSONResponse):
 
     def render(self, content: bytes) -> bytes:
         return content
+
+
+def cached_json(request: Request, answer: Encoded) -> JSONBytes:
+    """The answer gzipped once and kept, when the client accepts gzip; GZipMiddleware passes a body
+    that already has a Content-Encoding through untouched."""
+    if len(answer.json) >= GZIP_MIN_BYTES and "gzip" in request.headers.get("accept-encoding", ""):
+        return JSONBytes(answer.gzip(), headers={"content-encoding": "gzip", "vary": "Accept-Encoding"})
+    return JSONBytes(answer.json)

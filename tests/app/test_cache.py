@@ -11,7 +11,7 @@ def answer(cache, req, value):
         calls.append(1)
         return value
 
-    return asyncio.run(cache.answer("compare", req, compute)), len(calls)
+    return asyncio.run(cache.answer("compare", req, compute)).json, len(calls)
 
 
 def test_equal_requests_share_one_computation():
@@ -42,7 +42,8 @@ def test_simultaneous_equal_requests_run_the_model_once():
     async def burst():
         return await asyncio.gather(*(cache.answer("compare", CompareRequest(), compute) for _ in range(40)))
 
-    assert set(asyncio.run(burst())) == {b'{"ok":true}'} and len(calls) == 1
+    answers = asyncio.run(burst())
+    assert {a.json for a in answers} == {b'{"ok":true}'} and len(calls) == 1
 
 
 def test_an_error_reaches_every_waiter_and_is_not_cached():
@@ -77,8 +78,31 @@ def test_equal_batched_misses_join_one_batch_item_and_are_then_cached():
         reqs = [CompareRequest(seed=s % 2) for s in range(10)]
         first = await asyncio.gather(*(cache.answer_batched("compare", r, batcher) for r in reqs))
         again = await cache.answer_batched("compare", CompareRequest(seed=1), batcher)
-        return first, again, batcher.sizes
+        return [a.json for a in first], again.json, batcher.sizes
 
     first, again, sizes = asyncio.run(burst())
     assert first == [b'{"seed":0}', b'{"seed":1}'] * 5 and again == b'{"seed":1}'
     assert [r.seed for r in items] == [0, 1] and sizes == {2: 1}
+
+
+def test_a_cached_answer_is_gzipped_once_for_every_client_that_accepts_gzip(client):
+    import gzip
+
+    import orjson
+
+    body = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned", "seed": 7, "weights": "random"}
+    plain = client.post("/api/compare", json=body, headers={"Accept-Encoding": "identity"})
+    first = client.post("/api/compare", json=body, headers={"Accept-Encoding": "gzip, deflate"})
+    again = client.post("/api/compare", json=body, headers={"Accept-Encoding": "gzip"})
+    assert plain.status_code == first.status_code == again.status_code == 200
+    assert "content-encoding" not in plain.headers and plain.headers["vary"] == "Accept-Encoding"
+    for zipped in (first, again):
+        assert zipped.headers["content-encoding"] == "gzip" and zipped.headers["vary"] == "Accept-Encoding"
+        assert zipped.headers["content-type"] == "application/json"
+        assert zipped.content == plain.content  # httpx undoes the gzip
+        # One gzip layer, the whole answer: the middleware left the kept form alone.
+        assert int(zipped.headers["content-length"]) == len(gzip.compress(plain.content, compresslevel=5, mtime=0))
+    assert orjson.loads(plain.content)["model"]["seed"] == 7
+    key = "compare " + CompareRequest(**body).model_dump_json()
+    kept = client.app.state.cache._items[key]
+    assert kept.json == plain.content and kept.gzip() is kept.gzip()
