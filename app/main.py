@@ -21,7 +21,7 @@ from app.registry import ModelRegistry
 from app.routes import api, classes, health, lesson, pages
 from app.services.class_events import Broadcaster
 from app.services.classes import ClassError, Classes, JoinGuard
-from app.services.compare import compare_many
+from app.services.compare import batch_key, compare_many
 from app.settings import Settings
 from app.stores import open_store
 from app.vendor import load_plotly
@@ -39,11 +39,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.plotly = load_plotly()
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
         registry = app.state.registry
-        # Requests of one position mode and seed share the untrained models of the lesson's depths (for one head
-        # count, the usual case) and the trained model of that mode: one key, one batch.
         app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
-                                    settings.batch_size, settings.batch_wait_ms / 1000,
-                                    key=lambda req: (req.position, req.seed))
+                                    settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key)
         store = open_store(settings)
         app.state.classes = Classes(store, settings.max_classes, settings.max_students)
         app.state.class_events = Broadcaster(store)

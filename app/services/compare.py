@@ -115,6 +115,13 @@ def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[di
     return answers
 
 
+def batch_key(req: CompareRequest) -> tuple:
+    """What a request's model passes are shared with: requests of one position mode, seed and head count
+    run the same untrained models of the lesson's depths, and the same trained model of that mode.
+    n_head None and n_head 4 name the same models, but a page sends one or the other, not both."""
+    return req.position, req.seed, req.n_head
+
+
 def _memory_groups(plans: list[tuple[int, Plan]]):
     """Consecutive plans whose padded lengths squared sum to at most MAX_GROUP_CELLS (one plan at least)."""
     group, cells = [], 0

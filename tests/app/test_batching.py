@@ -14,7 +14,7 @@ from app.errors import InputError
 from app.main import create_app
 from app.schemas import CompareRequest
 from app.services import compare as compare_service
-from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, compare, compare_many, run_many
+from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, batch_key, compare, compare_many, run_many
 from app.settings import Settings
 from model import GPT
 
@@ -248,3 +248,21 @@ def test_batch_size_one_runs_each_request_alone(registry, monkeypatch):
 
     assert [r.status_code for r in asyncio.run(burst())] == [200] * 5
     assert seen == [1] * 5
+
+
+def test_requests_share_a_batch_only_when_they_share_their_models(registry):
+    calls = []
+
+    def run_many(reqs):
+        calls.append([(r.n_head, r.seed) for r in reqs])
+        return compare_many(reqs, registry)
+
+    async def burst():
+        batcher = Batcher(run_many, limiter=None, max_size=8, max_wait=0.002, key=batch_key)
+        reqs = [CompareRequest(weights="random", n_head=h, seed=s) for h, s in ((1, 0), (4, 0), (1, 0), (4, 1), (4, 0))]
+        return await asyncio.gather(*(batcher.submit(r) for r in reqs)), reqs
+
+    answers, reqs = asyncio.run(burst())
+    # The oldest request's key first; a head count or seed of its own is a batch of its own.
+    assert calls == [[(1, 0), (1, 0)], [(4, 0), (4, 0)], [(4, 1)]]
+    assert answers == [encode(compare(r, registry)) for r in reqs]
