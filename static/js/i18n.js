@@ -40,10 +40,18 @@ export function plotlySeparators() {
 /**
  * tr("line_hint", {n: 5, max: 128}) -> "5 / 128 characters". A missing key shows as itself.
  * Decimal points in the values are written as the language writes them (num).
+ * A text whose words follow a number is an object: {"count": "more", "one": "…", "other": "…"}; the
+ * language's plural rule for vars[count] picks the form (French counts 0 and 1 as one, English 1 only).
  */
 export function tr(key, vars = {}) {
-  const text = dict[key] ?? key;
+  const text = pluralForm(dict[key] ?? key, vars);
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? num(vars[name]) : whole));
+}
+
+function pluralForm(entry, vars) {
+  if (typeof entry === "string") return entry;
+  const rule = new Intl.PluralRules(document.documentElement.lang || "en");
+  return entry[rule.select(Number(vars[entry.count]))] ?? entry.other;
 }
 
 /** Sentences joined as the language writes them: a space in English and French, nothing in Chinese

@@ -151,7 +151,13 @@ def test_every_language_has_every_lesson_text():
                 for key in (f"selftest_{q['id']}", f"selftest_{q['id']}_answer",
                             *[f"selftest_{q['id']}_choice_{c}" for c in q["choices"]]):
                     assert key in texts, (lang, key)
-        assert all(v.strip() for k, v in texts.items() if k != "sentence_sep"), lang  # "" in zh and ja
+        for key, value in texts.items():
+            if isinstance(value, dict):  # plural forms, picked by the language's rule for vars[count]
+                forms = {k: v for k, v in value.items() if k != "count"}
+                assert "other" in forms and set(forms) <= {"zero", "one", "two", "few", "many", "other"}, key
+                assert all(f"{{{value['count']}}}" in form for form in forms.values()), (lang, key)
+            else:
+                assert value.strip() or key == "sentence_sep", (lang, key)  # "" in zh and ja
 
 
 def test_every_text_the_scripts_ask_for_exists():

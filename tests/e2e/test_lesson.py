@@ -388,3 +388,29 @@ def test_the_first_steps_hidden_previous_button_keeps_its_place_only_on_wide_scr
     assert wide.evaluate(style)[1] == "hidden" and wide.locator("#prev-step").bounding_box() is not None
     phone = open_page("/lesson?step=1&lang=en", width=390, height=844, locale="en-US")
     assert phone.evaluate(style)[0] == "none" and phone.locator("#prev-step").bounding_box() is None
+
+
+BAR_LABELS = """() => [...document.querySelectorAll('[data-name="gap"] .js-plotly-plot text')]
+    .map((t) => t.textContent).filter((t) => t.includes(','))"""
+
+
+@pytest.mark.parametrize("lang, one, two", [("fr", "1 couche, sans position", "2 couches, sans position"),
+                                            ("en", "1 layer, no positions", "2 layers, no positions")])
+def test_counted_words_agree_with_their_number(open_page, tools, lang, one, two):
+    page = open_page(f"/lesson?step=2&lang={lang}", locale="en-US")
+    count = tools.render_count(page)
+    commit_first_choices(page)
+    wait_step(page, tools, count)
+    labels = page.evaluate(BAR_LABELS)
+    assert one in labels and two in labels and not any("(s)" in label for label in labels), labels
+    # The full table's step: one more character goes past the last row (singular), the line cut shorter needs more.
+    page.goto(page.url.replace("step=2", "step=6"))
+    count = tools.wait_rendered(page, 0)
+    commit_first_choices(page)
+    count = wait_step(page, tools, count)
+    verdict = page.inner_text("[data-verdict]")
+    assert ("1 caractère dans" if lang == "fr" else "1 more character into") in verdict, verdict
+    page.fill("#line-a", "白日依山尽" * 25)  # 125 characters: 4 more to go
+    wait_step(page, tools, count)
+    verdict = page.inner_text("[data-verdict]")
+    assert ("4 caractères dans" if lang == "fr" else "4 more characters into") in verdict, verdict
