@@ -37,8 +37,9 @@ def test_swagger_ui_draws_every_route_offline(open_page, tools, server_url):
     assert sorted(map(tuple, page.evaluate(SWAGGER_OPERATIONS))) == [(m, p) for m, p, _ in expected]
     # One operation opened down to its schema: the fields the README sends users here for.
     page.locator('#operations-api-post_compare_api_compare_post .opblock-summary').first.click()
+    # Swagger UI adds the operation's body element first and fills it on a later frame: wait for its text.
     tools.wait_until(page, "() => document.querySelector('#operations-api-post_compare_api_compare_post "
-                           ".opblock-body') !== null", message="the compare operation did not open")
+                           ".opblock-body')?.innerText.includes('line_a')", message="the compare operation did not open")
     body = page.locator("#operations-api-post_compare_api_compare_post .opblock-body").inner_text()
     assert "line_a" in body and "position" in body
     tools.screenshot(page, "docs-swagger")
