@@ -57,7 +57,9 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
     with urllib.request.urlopen(server_url + qr_src, timeout=10) as response:
         assert response.headers["content-type"].startswith("image/svg+xml")
         assert b"<svg" in response.read()
-    assert teacher.evaluate("() => document.querySelector('#class-qr').naturalWidth") > 0
+    # The image arrives after its src is set, in the same task as the code's text: wait for it to load.
+    tools.wait_until(teacher, "() => { const qr = document.querySelector('#class-qr');"
+                              " return qr.complete && qr.naturalWidth > 0; }", message="the QR code did not load")
     # The token stays in the teacher's browser: in its storage, never in a link.
     kept = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))
     assert kept["code"] == code and len(kept["token"]) >= 43

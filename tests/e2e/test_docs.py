@@ -39,7 +39,8 @@ def test_swagger_ui_draws_every_route_offline(open_page, tools, server_url):
     page.locator('#operations-api-post_compare_api_compare_post .opblock-summary').first.click()
     # Swagger UI adds the operation's body element first and fills it on a later frame: wait for its text.
     tools.wait_until(page, "() => document.querySelector('#operations-api-post_compare_api_compare_post "
-                           ".opblock-body')?.innerText.includes('line_a')", message="the compare operation did not open")
+                           ".opblock-body')?.innerText.includes('line_a')",
+                     message="the compare operation did not open")
     body = page.locator("#operations-api-post_compare_api_compare_post .opblock-body").inner_text()
     assert "line_a" in body and "position" in body
     tools.screenshot(page, "docs-swagger")

@@ -215,8 +215,8 @@ def test_presenter_view_one_chart_at_a_time(open_page, tools):
     page.locator("body").focus()
     page.keyboard.press("Enter")  # the teacher reveals; the class answered aloud
     count = wait_step(page, tools, count)
-    charts = page.locator(".lesson-chart")
-    assert charts.count() >= 2
+    charts = page.locator(".lesson-chart").count()
+    assert charts >= 2
     visible = page.locator(".lesson-chart:not([hidden])")
     assert visible.count() == 1
     first = visible.first.get_attribute("data-chart")
@@ -238,7 +238,7 @@ def test_presenter_view_one_chart_at_a_time(open_page, tools):
     assert "present=1" not in page.url
     page.goto(page.url.replace("step=2", "step=1"))
     tools.wait_rendered(page, 0)
-    assert page.locator(".lesson-chart").count() == charts.count()
+    assert page.locator(".lesson-chart").count() == charts
     assert page.locator(".lesson-chart[hidden]").count() == 0
 
 

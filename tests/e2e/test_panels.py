@@ -263,6 +263,9 @@ def test_relative_distance_chart(open_page, tools):
     page.locator("#rel-first").click()
     page.keyboard.type("风")  # the box keeps one character: the one just typed
     assert page.input_value("#rel-first") == "风"
+    # Its own 4-head request first, so that the one caught below is the 8-head one.
+    tools.wait_until(page, "() => document.querySelector('#rel-caption').textContent.includes('风')"
+                           " && document.querySelector('#panel-relative').dataset.state === 'ready'")
     with page.expect_request("**/api/relative") as sent:
         page.evaluate("window.scrollTo(0, 0)")
         tools.redraw_after(page, lambda: page.select_option("#heads", "8"))
