@@ -11,6 +11,7 @@ import asyncio
 import gzip
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 import orjson
 from anyio import CapacityLimiter, to_thread
@@ -22,7 +23,10 @@ def encode(data) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
-GZIP_LEVEL = 5  # as the app's GZipMiddleware
+GZIP_LEVEL = 5  # here and in the app's GZipMiddleware
+# Larger bodies are compressed in a thread, as GZipMiddleware does: a long line's answer of several MB
+# would hold the event loop (and /healthz) for a tenth of a second or more.
+GZIP_THREAD_MIN_BYTES = 128 * 1024
 
 
 class Encoded:
@@ -36,9 +40,11 @@ class Encoded:
         self.json = json
         self._gzip: bytes | None = None
 
-    def gzip(self) -> bytes:
+    async def gzip(self) -> bytes:
         if self._gzip is None:
-            self._gzip = gzip.compress(self.json, compresslevel=GZIP_LEVEL, mtime=0)
+            compress = partial(gzip.compress, self.json, compresslevel=GZIP_LEVEL, mtime=0)
+            small = len(self.json) < GZIP_THREAD_MIN_BYTES
+            self._gzip = compress() if small else await to_thread.run_sync(compress)
         return self._gzip
 
 

@@ -6,7 +6,7 @@ from fastapi.responses import JSONResponse
 
 from app.cache import Encoded, encode
 
-GZIP_MIN_BYTES = 1024  # as the app's GZipMiddleware: smaller answers are sent as they are
+GZIP_MIN_BYTES = 1024  # here and in the app's GZipMiddleware: smaller answers are sent as they are
 
 
 class NumpyJSONResponse(JSONResponse):
@@ -22,9 +22,9 @@ class JSONBytes(JSONResponse):
         return content
 
 
-def cached_json(request: Request, answer: Encoded) -> JSONBytes:
+async def cached_json(request: Request, answer: Encoded) -> JSONBytes:
     """The answer gzipped once and kept, when the client accepts gzip; GZipMiddleware passes a body
     that already has a Content-Encoding through untouched."""
     if len(answer.json) >= GZIP_MIN_BYTES and "gzip" in request.headers.get("accept-encoding", ""):
-        return JSONBytes(answer.gzip(), headers={"content-encoding": "gzip", "vary": "Accept-Encoding"})
+        return JSONBytes(await answer.gzip(), headers={"content-encoding": "gzip", "vary": "Accept-Encoding"})
     return JSONBytes(answer.json)

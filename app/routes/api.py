@@ -35,7 +35,7 @@ async def post_compare(req: CompareRequest, request: Request):
     # The cache and the batcher straight from app.state, not by Depends: each dependency costs about
     # 10 us, a tenth of a cached answer's time on the event loop.
     state = request.app.state
-    return cached_json(request, await state.cache.answer_batched("compare", req, state.batcher))
+    return await cached_json(request, await state.cache.answer_batched("compare", req, state.batcher))
 
 
 @router.get("/options", response_model=Options)
@@ -55,7 +55,7 @@ def get_rope(query: Annotated[RopeQuery, Query()]):
 async def post_relative(req: RelativeRequest, request: Request, registry: Registry, cache: Cache):
     """Two characters, one after the other, moved along the line: the score of the second's query on
     the first's key at each absolute start, for each position mode. Flat under rope and none."""
-    return cached_json(request, await cache.answer("relative", req, lambda: relative_scores(req, registry)))
+    return await cached_json(request, await cache.answer("relative", req, lambda: relative_scores(req, registry)))
 
 
 @router.get("/positions", response_model=PositionSimilarity, response_class=NumpyJSONResponse)

@@ -1,6 +1,6 @@
 import asyncio
 
-from app.cache import ResponseCache
+from app.cache import Encoded, ResponseCache
 from app.schemas import CompareRequest
 
 
@@ -105,4 +105,22 @@ def test_a_cached_answer_is_gzipped_once_for_every_client_that_accepts_gzip(clie
     assert orjson.loads(plain.content)["model"]["seed"] == 7
     key = "compare " + CompareRequest(**body).model_dump_json()
     kept = client.app.state.cache._items[key]
-    assert kept.json == plain.content and kept.gzip() is kept.gzip()
+    assert kept.json == plain.content and asyncio.run(kept.gzip()) is asyncio.run(kept.gzip())
+
+
+def test_a_large_answer_is_gzipped_in_a_thread_off_the_event_loop(monkeypatch):
+    import gzip
+
+    from app import cache as cache_module
+
+    threads = []
+    run_sync = cache_module.to_thread.run_sync
+
+    async def recording(fn, *args, **kwargs):
+        threads.append(fn)
+        return await run_sync(fn, *args, **kwargs)
+
+    monkeypatch.setattr(cache_module.to_thread, "run_sync", recording)
+    small, large = Encoded(b"[" + b"1," * 1000 + b"1]"), Encoded(b"[" + b"1," * 100_000 + b"1]")
+    assert gzip.decompress(asyncio.run(small.gzip())) == small.json and not threads
+    assert gzip.decompress(asyncio.run(large.gzip())) == large.json and len(threads) == 1
