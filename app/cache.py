@@ -23,9 +23,11 @@ def encode(data) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
-GZIP_LEVEL = 5  # here and in the app's GZipMiddleware
-# Larger bodies are compressed in a thread, as GZipMiddleware does: a long line's answer of several MB
-# would hold the event loop (and /healthz) for a tenth of a second or more.
+# gzip as the app's GZipMiddleware does it, with the same three numbers: bodies under GZIP_MIN_BYTES are
+# sent as they are, and from GZIP_THREAD_MIN_BYTES up they are compressed in a thread: a long line's
+# answer of several MB would hold the event loop (and /healthz) for a tenth of a second or more.
+GZIP_LEVEL = 5
+GZIP_MIN_BYTES = 1024
 GZIP_THREAD_MIN_BYTES = 128 * 1024
 
 
@@ -38,14 +40,20 @@ class Encoded:
 
     def __init__(self, json: bytes):
         self.json = json
-        self._gzip: bytes | None = None
+        # The gzip form, or for a large body the task making it in a thread: the requests that share this
+        # answer (a class pressing the same step at once) then wait for one compression.
+        self._gzip: bytes | asyncio.Future | None = None
 
     async def gzip(self) -> bytes:
         if self._gzip is None:
             compress = partial(gzip.compress, self.json, compresslevel=GZIP_LEVEL, mtime=0)
-            small = len(self.json) < GZIP_THREAD_MIN_BYTES
-            self._gzip = compress() if small else await to_thread.run_sync(compress)
-        return self._gzip
+            if len(self.json) < GZIP_THREAD_MIN_BYTES:
+                self._gzip = compress()
+            else:
+                self._gzip = asyncio.ensure_future(to_thread.run_sync(compress))
+        if isinstance(self._gzip, bytes):
+            return self._gzip
+        return await asyncio.shield(self._gzip)  # a request that goes away leaves the task to the others
 
 
 class ResponseCache:

@@ -14,11 +14,10 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from app import docs
-from app.cache import GZIP_LEVEL, Batcher, ResponseCache
+from app.cache import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES, Batcher, ResponseCache
 from app.errors import InputError
 from app.middleware import GuardMiddleware
 from app.registry import ModelRegistry
-from app.responses import GZIP_MIN_BYTES
 from app.routes import api, classes, health, lesson, pages
 from app.services.class_events import Broadcaster
 from app.services.classes import ClassError, Classes, JoinGuard
@@ -79,7 +78,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(classes.router)
     app.include_router(classes.qr_router)
     # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
-    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
+    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL,
+                       thread_minimum_size=GZIP_THREAD_MIN_BYTES)
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes,
                        rate_limit_per_minute=settings.rate_limit_per_minute)
     _add_error_handlers(app)

@@ -4,9 +4,7 @@ shortest exact digits (0.33333334, not 0.3333333432674408)."""
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from app.cache import Encoded, encode
-
-GZIP_MIN_BYTES = 1024  # here and in the app's GZipMiddleware: smaller answers are sent as they are
+from app.cache import GZIP_MIN_BYTES, Encoded, encode
 
 
 class NumpyJSONResponse(JSONResponse):

@@ -48,10 +48,13 @@ export function tr(key, vars = {}) {
   return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? num(vars[name]) : whole));
 }
 
+const pluralRules = new Map(); // one Intl.PluralRules per language: tr() runs on every redraw
+
 function pluralForm(entry, vars) {
   if (typeof entry === "string") return entry;
-  const rule = new Intl.PluralRules(document.documentElement.lang || "en");
-  return entry[rule.select(Number(vars[entry.count]))] ?? entry.other;
+  const lang = document.documentElement.lang || "en";
+  if (!pluralRules.has(lang)) pluralRules.set(lang, new Intl.PluralRules(lang));
+  return entry[pluralRules.get(lang).select(Number(vars[entry.count]))] ?? entry.other;
 }
 
 /** Sentences joined as the language writes them: a space in English and French, nothing in Chinese

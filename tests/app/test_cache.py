@@ -124,3 +124,11 @@ def test_a_large_answer_is_gzipped_in_a_thread_off_the_event_loop(monkeypatch):
     small, large = Encoded(b"[" + b"1," * 1000 + b"1]"), Encoded(b"[" + b"1," * 100_000 + b"1]")
     assert gzip.decompress(asyncio.run(small.gzip())) == small.json and not threads
     assert gzip.decompress(asyncio.run(large.gzip())) == large.json and len(threads) == 1
+    # A class asking for one large answer at once: one compression, shared.
+    shared = Encoded(b"[" + b"2," * 100_000 + b"2]")
+
+    async def together():
+        return await asyncio.gather(*(shared.gzip() for _ in range(5)))
+
+    assert len(set(asyncio.run(together()))) == 1 and len(threads) == 2
+    assert asyncio.run(shared.gzip()) == asyncio.run(together())[0] and len(threads) == 2
