@@ -11,6 +11,8 @@ import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from filelock import FileLock
+
 from app.stores import ClassState, Outcome
 
 SCHEMA = """
@@ -33,7 +35,10 @@ class SqliteStore:
         # isolation_level None: transactions are the explicit BEGIN IMMEDIATE ... COMMIT below.
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         self.lock = threading.Lock()  # one connection, used from the thread pool one call at a time
-        with self.lock:
+        # Workers start together and each sets the file up. Two connections that switch a new file to WAL
+        # at once can get "database is locked" at once, without SQLite's busy wait (each holds the read
+        # lock the other needs to give up), and that worker's start-up fails; so one process at a time.
+        with self.lock, FileLock(path.with_name(path.name + ".setup-lock"), timeout=30):
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")  # WAL: a power cut may lose the last commits, never the file
             self.db.execute("PRAGMA foreign_keys=ON")

@@ -4,10 +4,16 @@ stay in step (server-sent events from the replica the students use, moves on the
 import asyncio
 import contextlib
 import json
+import multiprocessing
 
 import httpx
 from class_servers import redis_server, served
 
+from app.stores.sqlite import SqliteStore
+
+# Processes that open new classes.db files at once, and how many files. Without the setup lock, some
+# opener got "database is locked" in 4 runs of 4.
+OPENERS, FILES = 8, 60
 STUDENTS = [f"replica-student-{i:02d}-xyz" for i in range(5)]
 EVENT_TIMEOUT = 10  # seconds: a bound for a stuck stream, not a speed requirement
 
@@ -43,6 +49,31 @@ async def streams(base: str, code: str, params_list: list[dict]):
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def open_stores_at_once(folder, barrier, results) -> None:
+    """Worker start-ups, as far as class mode goes: open each new classes.db when every other opener does."""
+    for file in range(FILES):
+        barrier.wait()
+        try:
+            SqliteStore(folder / str(file) / "classes.db", idle_seconds=3600, poll_seconds=0.1)
+            results.put("ok")
+        except Exception as error:  # noqa: BLE001 -- the failure is the finding, reported by the test
+            results.put(repr(error))
+
+
+def test_workers_that_open_a_new_sqlite_file_at_once_all_start(tmp_path):
+    """`serve --workers 2` on a fresh data folder (every new Docker container) opens classes.db twice at
+    once; a worker whose set-up failed would end its start-up, and the supervisor the whole server."""
+    spawn = multiprocessing.get_context("spawn")  # as uvicorn starts its workers
+    barrier, results = spawn.Barrier(OPENERS), spawn.Queue()
+    openers = [spawn.Process(target=open_stores_at_once, args=(tmp_path, barrier, results)) for _ in range(OPENERS)]
+    for opener in openers:
+        opener.start()
+    outcomes = [results.get(timeout=60) for _ in range(OPENERS * FILES)]
+    for opener in openers:
+        opener.join()
+    assert outcomes == ["ok"] * (OPENERS * FILES), [outcome for outcome in outcomes if outcome != "ok"]
 
 
 def test_a_restart_keeps_the_class_its_step_and_its_answers(tmp_path):
