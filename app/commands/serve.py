@@ -16,7 +16,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from uvicorn import Config
     from uvicorn.config import STARTUP_FAILURE
-    from uvicorn.supervisors import Multiprocess
+
+    from app.supervisor import Supervisor
 
     # Workers import torch before they answer the supervisor's ping; two at once on two cores can take
     # longer than uvicorn's 5 s default, and a worker killed for it restarts from scratch.
@@ -28,7 +29,8 @@ def run(args) -> int:
     # uvicorn.run supervises only from two workers up; with one it serves in this very process, and a
     # crash of that process ends the app. So the supervisor always runs: it holds the socket (connections
     # wait in its backlog meanwhile) and starts a new worker when one dies. It imports no torch (about 30 MB).
-    supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+    supervisor = Supervisor(config, sockets=[config.bind_socket()])
     supervisor.run()
     # A worker that could not start (port, weights, app) would fail the same way on every restart.
     return STARTUP_FAILURE if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes) else 0
+

@@ -424,6 +424,24 @@ def test_a_worker_killed_under_load_is_replaced():
         server.stop()
 
 
+def test_a_worker_that_dies_while_the_supervisor_waits_for_it_is_replaced_at_once():
+    """The supervisor pings each worker every 0.5 s and waits up to 30 s for its answer. A worker that dies
+    during that wait (in test_a_worker_killed_under_load_is_replaced, now and then: a busy worker answers
+    late) must be replaced at once, not when the wait ends. SIGSTOP first makes the wait certain."""
+    server = Served(1)  # the README's serve: nothing answers until the replacement has started
+    try:
+        victim = server.worker_pids()[0]
+        os.kill(victim, signal.SIGSTOP)
+        time.sleep(1.5)  # the supervisor's next ping is waiting for the stopped worker
+        os.kill(victim, signal.SIGKILL)
+        ready = server.wait_started(2, timeout=25)
+        print(f"\nworker {victim} stopped, then killed: ready again after {ready:.1f} s")
+        assert ready < 15
+        assert post(server.port, LESSON)[0] == 200
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize("workers", [1, 2], ids=["1-worker", "2-workers"])
 def test_sigterm_lets_requests_in_flight_finish(workers):
     server = Served(workers)
