@@ -33,4 +33,3 @@ def run(args) -> int:
     supervisor.run()
     # A worker that could not start (port, weights, app) would fail the same way on every restart.
     return STARTUP_FAILURE if any(p.exitcode == STARTUP_FAILURE for p in supervisor.processes) else 0
-
