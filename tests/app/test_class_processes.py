@@ -67,7 +67,9 @@ def test_workers_that_open_a_new_sqlite_file_at_once_all_start(tmp_path):
     once; a worker whose set-up failed would end its start-up, and the supervisor the whole server."""
     spawn = multiprocessing.get_context("spawn")  # as uvicorn starts its workers
     barrier, results = spawn.Barrier(OPENERS), spawn.Queue()
-    openers = [spawn.Process(target=open_stores_at_once, args=(tmp_path, barrier, results)) for _ in range(OPENERS)]
+    # daemon: an opener that crashed would leave the others waiting at the barrier, and pytest's exit with them
+    openers = [spawn.Process(target=open_stores_at_once, args=(tmp_path, barrier, results), daemon=True)
+               for _ in range(OPENERS)]
     for opener in openers:
         opener.start()
     outcomes = [results.get(timeout=60) for _ in range(OPENERS * FILES)]
