@@ -53,7 +53,14 @@ class Encoded:
                 self._gzip = asyncio.ensure_future(to_thread.run_sync(compress))
         if isinstance(self._gzip, bytes):
             return self._gzip
-        return await asyncio.shield(self._gzip)  # a request that goes away leaves the task to the others
+        task = self._gzip
+        try:
+            return await asyncio.shield(task)  # a request that goes away leaves the task to the others
+        except Exception:
+            # A compression that failed (out of memory, say) is not kept: the next request tries again.
+            if self._gzip is task:
+                self._gzip = None
+            raise
 
 
 class ResponseCache:

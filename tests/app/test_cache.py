@@ -1,5 +1,7 @@
 import asyncio
 
+import pytest
+
 from app.cache import Encoded, ResponseCache
 from app.schemas import CompareRequest
 
@@ -132,3 +134,27 @@ def test_a_large_answer_is_gzipped_in_a_thread_off_the_event_loop(monkeypatch):
 
     assert len(set(asyncio.run(together()))) == 1 and len(threads) == 2
     assert asyncio.run(shared.gzip()) == asyncio.run(together())[0] and len(threads) == 2
+
+
+def test_a_failed_compression_is_not_kept_with_the_answer(monkeypatch):
+    import gzip
+
+    from app import cache as cache_module
+
+    compress = gzip.compress
+    failures = [MemoryError("no room for the gzip form")]
+
+    def failing_once(*args, **kwargs):
+        if failures:
+            raise failures.pop()
+        return compress(*args, **kwargs)
+
+    monkeypatch.setattr(cache_module.gzip, "compress", failing_once)
+    large = Encoded(b"[" + b"3," * 100_000 + b"3]")  # compressed in a thread, as a task shared by its requests
+
+    async def twice():
+        with pytest.raises(MemoryError):
+            await large.gzip()
+        return await large.gzip()
+
+    assert gzip.decompress(asyncio.run(twice())) == large.json
