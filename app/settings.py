@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from model.assets import WEIGHTS_DIR
@@ -48,3 +48,30 @@ class Settings(BaseSettings):
         60, ge=1, description="Unknown class codes per address and minute (per worker) before its joins get 429."
     )
     class_poll_ms: int = Field(100, ge=10, description="How often each class's watcher reads SQLite's version column.")
+
+
+def startup_problems() -> list[str]:
+    """What in the environment would stop every worker's start-up, one line each, named by its variable.
+
+    `serve` asks before it starts a worker: a worker that fails while building the app is restarted again
+    and again by the supervisor, each time with a traceback, and one whose start-up fails prints one.
+    Imports no PyTorch, as the supervisor must not."""
+    try:
+        settings = Settings()
+    except ValidationError as error:
+        return [f"HP_{'_'.join(map(str, e['loc'])).upper()}={e['input']!r}: {e['msg']}" for e in error.errors()]
+    problems = []
+    if not (settings.weights_dir / "vocab.json").is_file():
+        problems.append(f"HP_WEIGHTS_DIR={str(settings.weights_dir)!r}: no vocab.json there "
+                        "(the folder must hold vocab.json and the .pt weights)")
+    if settings.redis_url is None:  # class mode keeps classes.db in data_dir
+        try:
+            settings.data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            problems.append(f"HP_DATA_DIR={str(settings.data_dir)!r}: cannot make this folder ({error.strerror}); "
+                            "class mode keeps classes.db there")
+        else:
+            if not os.access(settings.data_dir, os.W_OK):
+                problems.append(f"HP_DATA_DIR={str(settings.data_dir)!r}: cannot write in this folder; "
+                                "class mode keeps classes.db there")
+    return problems

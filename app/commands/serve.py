@@ -1,24 +1,50 @@
 """heads-positions serve: the web app under uvicorn, with a supervisor that restarts dead workers."""
 
+import argparse
 import os
+import sys
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("serve", help="serve the web app", description="Serve the web app with uvicorn.")
     p.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"),
                    help="address to listen on; 0.0.0.0 lets a classroom reach this machine (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")), help="default 8000, or $PORT")
-    p.add_argument("--workers", type=int, default=int(os.environ.get("WORKERS", "1")),
+    # Defaults from the environment are strings, which argparse passes through `type` as well: PORT=abc
+    # gets the same clear error as --port abc.
+    p.add_argument("--port", type=whole_number(0, 65535, "$PORT"), default=os.environ.get("PORT", "8000"),
+                   help="0 to 65535, 0 for any free port (default 8000, or $PORT)")
+    p.add_argument("--workers", type=whole_number(1, None, "$WORKERS"), default=os.environ.get("WORKERS", "1"),
                    help="worker processes; one per core is a good start (default 1, or $WORKERS)")
     p.set_defaults(run=run)
+
+
+def whole_number(low: int, high: int | None, variable: str):
+    """An argparse type: a whole number from low to high (no upper bound when high is None)."""
+    rule = f"a whole number from {low} to {high}" if high is not None else f"a whole number from {low} up"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {rule}, given as the option or as {variable} (got {text!r})")
+        return value
+
+    return parse
 
 
 def run(args) -> int:
     from uvicorn import Config
     from uvicorn.config import STARTUP_FAILURE
 
+    from app.settings import startup_problems
     from app.supervisor import Supervisor
 
+    problems = startup_problems()
+    if problems:
+        print("heads-positions serve: cannot start, because of these settings:", *problems, sep="\n  ", file=sys.stderr)
+        return 2
     # Workers import torch before they answer the supervisor's ping; two at once on two cores can take
     # longer than uvicorn's 5 s default, and a worker killed for it restarts from scratch.
     # http: uvicorn's httptools protocol plus a deadline for each request to arrive (app/http_protocol.py);

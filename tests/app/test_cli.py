@@ -1,4 +1,5 @@
 import json
+import sys
 
 import pytest
 
@@ -37,16 +38,16 @@ def test_lesson_names_unknown_characters_and_refuses_empty_lines(capsys):
 
 def test_serve_does_not_load_torch_in_the_supervisor():
     import subprocess
-    import sys
 
-    code = "import sys; from app.cli import build_parser; build_parser('serve'); print('torch' in sys.modules)"
+    # What serve runs before its workers start: the parser, and the check of the settings.
+    code = ("import sys; from app.cli import build_parser; build_parser('serve'); "
+            "from app.settings import startup_problems; startup_problems(); print('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
 def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
     import signal
     import subprocess
-    import sys
     from pathlib import Path
 
     # The reader is gone before the lesson prints (as `| head -1` once it has its line): exit 0, no traceback.
@@ -61,15 +62,49 @@ def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
     assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN
 
 
-def test_serve_stops_with_code_3_when_the_app_cannot_start(tmp_path):
+def serve(env: dict, *args: str):
+    """`heads-positions serve` as a user starts it, with these environment variables; for runs that end."""
     import os
     import subprocess
-    import sys
     from pathlib import Path
 
-    # The supervisor restarts workers that die, but not one that never started: that would loop forever.
     cli = Path(sys.executable).with_name("heads-positions")
-    env = {**os.environ, "HP_WEIGHTS_DIR": str(tmp_path / "missing")}
-    done = subprocess.run([cli, "serve", "--port", "0"], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run([cli, "serve", *args], env={**os.environ, **env}, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_serve_stops_with_code_3_when_the_app_cannot_start(tmp_path):
+    # The supervisor restarts workers that die, but not one that never started: that would loop forever.
+    # A vocab.json that is there (so the settings pass) but is no vocabulary fails in the worker.
+    (tmp_path / "vocab.json").write_text("not json")
+    done = serve({"HP_WEIGHTS_DIR": str(tmp_path)}, "--port", "0")
     assert done.returncode == 3
     assert "vocab.json" in done.stderr and "failed to start" in done.stderr
+
+
+INSIDE_A_FILE = f"{sys.executable}/classes"  # a folder no one can make, root included
+
+
+@pytest.mark.parametrize("env, named, rule", [
+    ({"HP_MAX_CLASSES": "0"}, "HP_MAX_CLASSES='0'", "greater than or equal to 1"),
+    ({"HP_CLASS_POLL_MS": "often"}, "HP_CLASS_POLL_MS='often'", "valid integer"),
+    ({"HP_WEIGHTS_DIR": "/nonexistent/weights"}, "HP_WEIGHTS_DIR='/nonexistent/weights'", "no vocab.json there"),
+    ({"HP_DATA_DIR": INSIDE_A_FILE}, f"HP_DATA_DIR='{INSIDE_A_FILE}'", "cannot make this folder"),
+], ids=["bound", "type", "weights", "data-folder"])
+def test_serve_names_a_bad_setting_and_its_rule_before_any_worker_starts(env, named, rule):
+    # A bad setting used to fail in every worker: HP_MAX_CLASSES=0 was a traceback and a restart, forever.
+    done = serve(env, "--port", "0")
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr and rule in done.stderr
+    assert "Traceback" not in done.stderr and "Started server process" not in done.stderr
+
+
+@pytest.mark.parametrize("env, args, named", [
+    ({"PORT": "eighty"}, [], "--port"),
+    ({}, ["--port", "99999"], "--port"),
+    ({"WORKERS": "0"}, [], "--workers"),
+], ids=["port-env", "port-range", "workers-env"])
+def test_serve_refuses_a_bad_port_or_worker_count(env, args, named):
+    done = serve(env, *args)
+    assert done.returncode == 2
+    assert f"argument {named}: must be a whole number" in done.stderr and "Traceback" not in done.stderr
