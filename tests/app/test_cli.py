@@ -1,5 +1,9 @@
 import json
+import os
+import signal
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -37,8 +41,6 @@ def test_lesson_names_unknown_characters_and_refuses_empty_lines(capsys):
 
 
 def test_serve_does_not_load_torch_in_the_supervisor():
-    import subprocess
-
     # What serve runs before its workers start: the parser, and the check of the settings.
     code = ("import sys; from app.cli import build_parser; build_parser('serve'); "
             "from app.settings import startup_problems; startup_problems(); print('torch' in sys.modules)")
@@ -46,10 +48,6 @@ def test_serve_does_not_load_torch_in_the_supervisor():
 
 
 def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
-    import signal
-    import subprocess
-    from pathlib import Path
-
     # The reader is gone before the lesson prints (as `| head -1` once it has its line): exit 0, no traceback.
     cli = Path(sys.executable).with_name("heads-positions")
     proc = subprocess.Popen([cli, "lesson"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -62,15 +60,19 @@ def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
     assert signal.getsignal(signal.SIGPIPE) == signal.SIG_IGN
 
 
-def serve(env: dict, *args: str):
-    """`heads-positions serve` as a user starts it, with these environment variables; for runs that end."""
-    import os
-    import subprocess
-    from pathlib import Path
-
+def serve(env: dict, *args: str) -> subprocess.CompletedProcess:
+    """`heads-positions serve` as a user starts it, with these environment variables; for runs that end.
+    A run that does not end in time is killed with its workers: a worker left behind would keep its port."""
     cli = Path(sys.executable).with_name("heads-positions")
-    return subprocess.run([cli, "serve", *args], env={**os.environ, **env}, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.Popen([cli, "serve", *args], env={**os.environ, **env}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_serve_stops_with_code_3_when_the_app_cannot_start(tmp_path):
@@ -102,7 +104,7 @@ def test_serve_names_a_bad_setting_and_its_rule_before_any_worker_starts(env, na
 @pytest.mark.parametrize("env, args, named", [
     ({"PORT": "eighty"}, [], "--port"),
     ({}, ["--port", "99999"], "--port"),
-    ({"WORKERS": "0"}, [], "--workers"),
+    ({"WORKERS": "0"}, ["--port", "0"], "--workers"),
 ], ids=["port-env", "port-range", "workers-env"])
 def test_serve_refuses_a_bad_port_or_worker_count(env, args, named):
     done = serve(env, *args)
