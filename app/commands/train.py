@@ -1,7 +1,9 @@
 """`heads-positions train`: train one model on the shipped corpus and save it."""
 
 import argparse
+import sys
 from dataclasses import fields
+from pathlib import Path
 
 import torch
 
@@ -46,11 +48,21 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace) -> None:
+def run(args: argparse.Namespace) -> int | None:
+    folder = Path(args.out).parent
+    if not folder.is_dir():  # checked now, not when the checkpoint is written at the end of the run
+        print(f"--out: the folder {folder} does not exist", file=sys.stderr)
+        return 2
     if args.threads:
         torch.set_num_threads(args.threads)
-    cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
-    record = train(cfg, resume=args.resume, stop_at=args.stop_at)
+    # TrainConfig and GPTConfig name the option and its rule (steps greater than warmup, n_embd divisible by
+    # n_head, ...), and --resume says when there is nothing to resume: a line, not a traceback.
+    try:
+        cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
+        record = train(cfg, resume=args.resume, stop_at=args.stop_at)
+    except (ValueError, FileNotFoundError) as error:
+        print(error, file=sys.stderr)
+        return 2
     last = record["steps"][-1]
     if "final_val_loss" in record:
         print(f"val loss {record['final_val_loss']:.4f} (fp16 file, whole val split) after {last} steps, "

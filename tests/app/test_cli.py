@@ -110,3 +110,30 @@ def test_serve_refuses_a_bad_port_or_worker_count(env, args, named):
     done = serve(env, *args)
     assert done.returncode == 2
     assert f"argument {named}: must be a whole number" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--steps", "50"], "steps (50) must be >= 1 and greater than warmup (100)"),
+    (["--n-head", "3"], "n_embd (128) must be divisible by n_head (3)"),
+    (["--resume"], "nothing to resume"),
+], ids=["steps", "heads", "resume"])
+def test_train_names_the_rule_a_bad_option_breaks(capsys, tmp_path, args, says):
+    # The lesson's exercises have students train; a bad option is a line on stderr, not a traceback.
+    code, out, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "x.pt"), *args)
+    assert code == 2 and says in err and not out
+
+
+def test_train_refuses_an_out_folder_that_does_not_exist_before_it_trains(capsys, tmp_path):
+    # A run of two steps, so that a command that checked only at the end would fail here in seconds.
+    code, _, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "missing" / "x.pt"),
+                       "--steps", "2", "--warmup", "1", "--eval-every", "1", "--eval-batches", "1")
+    assert code == 2 and f"the folder {tmp_path / 'missing'} does not exist" in err
+
+
+def test_corpus_names_a_tarball_it_cannot_read(capsys, tmp_path):
+    not_a_tarball = tmp_path / "poems.tgz"
+    not_a_tarball.write_text("not a tarball")
+    for tarball in (not_a_tarball, tmp_path / "missing.tgz"):
+        code, _, err = run(capsys, "corpus", "--tarball", str(tarball), "--out", str(tmp_path / "out"),
+                           "--vocab", str(tmp_path / "vocab.json"))
+        assert code == 2 and f"--tarball {tarball}: not a readable tarball" in err
