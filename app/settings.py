@@ -67,11 +67,9 @@ def startup_problems() -> list[str]:
     if settings.redis_url is None:  # class mode keeps classes.db in data_dir
         try:
             settings.data_dir.mkdir(parents=True, exist_ok=True)
+            reason = None if os.access(settings.data_dir, os.W_OK) else "cannot write in this folder"
         except OSError as error:
-            problems.append(f"HP_DATA_DIR={str(settings.data_dir)!r}: cannot make this folder ({error.strerror}); "
-                            "class mode keeps classes.db there")
-        else:
-            if not os.access(settings.data_dir, os.W_OK):
-                problems.append(f"HP_DATA_DIR={str(settings.data_dir)!r}: cannot write in this folder; "
-                                "class mode keeps classes.db there")
+            reason = f"cannot make this folder ({error.strerror})"
+        if reason:
+            problems.append(f"HP_DATA_DIR={str(settings.data_dir)!r}: {reason}; class mode keeps classes.db there")
     return problems

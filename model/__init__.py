@@ -2,8 +2,8 @@
 
 import importlib
 
-__all__ = ["GPT", "GPTConfig", "Trace", "CharTokenizer"]
 _HOMES = {"GPT": "model.gpt", "GPTConfig": "model.gpt", "Trace": "model.gpt", "CharTokenizer": "model.tokenizer"}
+__all__ = list(_HOMES)
 
 
 def __getattr__(name: str):

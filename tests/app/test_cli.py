@@ -9,6 +9,8 @@ import pytest
 
 from app.cli import main
 
+CLI = Path(sys.executable).with_name("heads-positions")  # the command as pip installed it, beside this Python
+
 
 def run(capsys, *args):
     code = main(list(args))
@@ -49,8 +51,7 @@ def test_serve_does_not_load_torch_in_the_supervisor():
 
 def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
     # The reader is gone before the lesson prints (as `| head -1` once it has its line): exit 0, no traceback.
-    cli = Path(sys.executable).with_name("heads-positions")
-    proc = subprocess.Popen([cli, "lesson"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([CLI, "lesson"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err.decode()) == (0, "")
@@ -63,8 +64,7 @@ def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
 def serve(env: dict, *args: str) -> subprocess.CompletedProcess:
     """`heads-positions serve` as a user starts it, with these environment variables; for runs that end.
     A run that does not end in time is killed with its workers: a worker left behind would keep its port."""
-    cli = Path(sys.executable).with_name("heads-positions")
-    proc = subprocess.Popen([cli, "serve", *args], env={**os.environ, **env}, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([CLI, "serve", *args], env={**os.environ, **env}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=60)
