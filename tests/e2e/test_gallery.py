@@ -35,15 +35,15 @@ def test_gallery_draws_every_head_with_its_sentence(open_page, server_url, lang)
         assert item["bars"] == pytest.approx(want["by_offset"], abs=1e-12)
 
 
-def test_trained_maps_name_each_head_and_random_ones_do_not(open_page, server_url):
+def test_trained_maps_name_each_head_and_random_ones_do_not(open_page, server_url, tools):
     heads = api(server_url, "/api/heads")
     learned = next(m for m in heads["models"] if m["position"] == "learned")
     page = open_page("/?lang=en&pos=learned&layer=1")
-    page.wait_for_function("() => document.querySelector('.heatmap-row__role').textContent !== ''")
+    tools.wait_until(page, "() => document.querySelector('.heatmap-row__role').textContent !== ''")
     roles = page.eval_on_selector_all(".heatmap-row__role", "(ns) => ns.map((n) => n.textContent)")
     assert roles == [f"On the validation poems: {h['summary']['en']}." for h in learned["layers"][0]["heads"]]
     page.select_option("#weights", "random")
-    page.wait_for_function("() => document.querySelector('.heatmap-row__role').textContent === ''")
+    tools.wait_until(page, "() => document.querySelector('.heatmap-row__role').textContent === ''")
 
 
 def test_the_position_panel_states_the_period_the_table_learned(open_page, server_url):

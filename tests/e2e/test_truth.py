@@ -187,7 +187,7 @@ def test_attention_without_position_information(open_page, tools, server_url, po
 def test_head_split_shows_the_lessons_32_wide_example(page, tools):
     lesson, model = page.locator("#split-lesson"), page.locator("#split-model")
     # The lesson's column comes from GET /api/head-split, which may answer after the compare.
-    page.wait_for_function("document.querySelector('#split-lesson').dataset.qkv !== undefined")
+    tools.wait_until(page, "() => document.querySelector('#split-lesson').dataset.qkv !== undefined")
     assert [lesson.locator(f'[data-shape="{s}"]').first.text_content() for s in ("q", "heads", "scores", "joined")] \
         == ["(1, 5, 32)", "(1, 4, 5, 8)", "(1, 4, 5, 5)", "(1, 5, 32)"]
     assert lesson.get_attribute("data-qkv") == str(3 * 32 * 32 + 3 * 32) == "3168"
