@@ -34,6 +34,13 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"request body too large: at most {limit} bytes")
 
 
+def _over(digits: bytes, limit: int) -> bool:
+    """Whether a Content-Length of ASCII digits exceeds limit. int() refuses over 4,300 digits, and
+    uvicorn passes on a number with thousands of leading zeros."""
+    significant = digits.lstrip(b"0")
+    return len(significant) > 18 or int(significant or b"0") > limit
+
+
 class GuardMiddleware:
     """Pure ASGI, so it sees the body as it streams in: a client that lies about
     Content-Length, or sends chunks, is still cut off at max_body_bytes."""
@@ -66,7 +73,7 @@ class GuardMiddleware:
                                request_id, scope, receive, send_with_headers)
             return
         declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+        if declared is not None and declared.isdigit() and _over(declared, self.max_body_bytes):
             await self._reject(413, BodyTooLarge(self.max_body_bytes).detail, request_id, scope, receive,
                                send_with_headers)
             return

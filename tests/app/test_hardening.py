@@ -50,3 +50,31 @@ def test_page_and_static_files_carry_the_security_headers(client):
         assert r.status_code == 200, path
         assert r.headers["x-content-type-options"] == "nosniff"
         assert "script-src 'self'" in r.headers["content-security-policy"]
+
+
+def test_a_content_length_of_thousands_of_digits_is_weighed_not_a_crash():
+    """uvicorn passes such a header on; int() refuses strings of over 4,300 digits."""
+    import asyncio
+
+    from app.middleware import GuardMiddleware
+
+    async def answer(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def status(declared: bytes) -> int:
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": b"x" * 33, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/api/compare", "headers": [(b"content-length", declared)]}
+        await GuardMiddleware(answer, max_body_bytes=1000)(scope, receive, send)
+        return sent[0]["status"]
+
+    for declared, want in ((b"0" * 5000 + b"33", 200), (b"0" * 5000 + b"1001", 413), (b"9" * 5000, 413),
+                           (b"1000", 200), (b"1001", 413)):
+        assert asyncio.run(status(declared)) == want, declared[-8:]
