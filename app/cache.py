@@ -10,7 +10,7 @@ costs nothing. Fresh /api/compare misses are batched across requests (Batcher)."
 import asyncio
 import gzip
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from functools import partial
 
 import orjson
@@ -75,19 +75,36 @@ class ResponseCache:
         self._bytes = 0
         self._items: OrderedDict[str, Encoded] = OrderedDict()
         self._in_flight: dict[str, asyncio.Future] = {}
+        # What requests were sent as (app.repeats) -> their key. At most `size` of them, the least recently
+        # used out first; several may lead to one answer, and one to an answer since evicted (it then finds
+        # nothing).
+        self._sent: OrderedDict[Hashable, str] = OrderedDict()
 
-    async def answer(self, route: str, req: BaseModel, compute: Callable[[], object]) -> Encoded:
-        """compute() runs alone in the model thread, on a miss."""
-        return await self._answer(route, req, lambda: self._run(compute))
+    async def answer(self, route: str, req: BaseModel, compute: Callable[[], object],
+                     sent: Hashable | None = None) -> Encoded:
+        """compute() runs alone in the model thread, on a miss. sent: what req was sent as
+        (app.repeats.sent_key), remembered so that the same bytes find the answer without being parsed."""
+        return await self._answer(route, req, lambda: self._run(compute), sent)
 
-    async def answer_batched(self, route: str, req: BaseModel, batcher: "Batcher") -> Encoded:
-        """On a miss, req joins the batcher's next batch."""
-        return await self._answer(route, req, lambda: batcher.submit(req))
+    async def answer_batched(self, route: str, req: BaseModel, batcher: "Batcher",
+                             sent: Hashable | None = None) -> Encoded:
+        """On a miss, req joins the batcher's next batch. sent: as in answer()."""
+        return await self._answer(route, req, lambda: batcher.submit(req), sent)
+
+    def repeated(self, sent: Hashable) -> Encoded | None:
+        """The kept answer to a request sent as these bytes before, if it is still kept."""
+        key = self._sent.get(sent)
+        answer = self._items.get(key) if key is not None else None
+        if answer is not None:
+            self._items.move_to_end(key)
+            self._sent.move_to_end(sent)
+        return answer
 
     async def _run(self, compute: Callable[[], object]) -> bytes:
         return await to_thread.run_sync(lambda: encode(compute()), limiter=self.limiter)
 
-    async def _answer(self, route: str, req: BaseModel, produce: Callable[[], Awaitable[bytes]]) -> Encoded:
+    async def _answer(self, route: str, req: BaseModel, produce: Callable[[], Awaitable[bytes]],
+                      sent: Hashable | None) -> Encoded:
         if not self.size:
             return Encoded(await produce())
         # model_dump_json writes every field, defaults included: {} and the explicit defaults share a key.
@@ -95,6 +112,7 @@ class ResponseCache:
         answer = self._items.get(key)
         if answer is not None:
             self._items.move_to_end(key)
+            self._remember(sent, key)
             return answer
         if key in self._in_flight:
             return await asyncio.shield(self._in_flight[key])
@@ -109,7 +127,16 @@ class ResponseCache:
             del self._in_flight[key]
         future.set_result(answer)
         self._keep(key, answer)
+        self._remember(sent, key)
         return answer
+
+    def _remember(self, sent: Hashable | None, key: str) -> None:
+        if sent is None or key not in self._items:
+            return
+        self._sent[sent] = key
+        self._sent.move_to_end(sent)
+        while len(self._sent) > self.size:
+            self._sent.popitem(last=False)
 
     def _keep(self, key: str, answer: Encoded) -> None:
         # Counted by their JSON; a gzip form, when made, adds about 40% of that (9,129 -> 3,583 bytes).

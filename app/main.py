@@ -18,6 +18,7 @@ from app.cache import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES, Batcher
 from app.errors import InputError
 from app.middleware import GuardMiddleware
 from app.registry import ModelRegistry
+from app.repeats import RepeatedRequestMiddleware
 from app.routes import api, classes, health, lesson, pages
 from app.services.class_events import Broadcaster
 from app.services.classes import ClassError, Classes, JoinGuard
@@ -77,6 +78,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lesson.router)
     app.include_router(classes.router)
     app.include_router(classes.qr_router)
+    # Innermost of the three: a repeated preset skips FastAPI's routing and body parsing, not the limits and
+    # headers below.
+    app.add_middleware(RepeatedRequestMiddleware, paths=api.REMEMBERING)
     # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL,
                        thread_minimum_size=GZIP_THREAD_MIN_BYTES)

@@ -1,8 +1,8 @@
 """JSON encoding for the API: orjson, with numpy float32 arrays written in float32's
 shortest exact digits (0.33333334, not 0.3333333432674408)."""
 
-from fastapi import Request
 from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers
 
 from app.cache import GZIP_MIN_BYTES, Encoded, encode
 
@@ -20,9 +20,9 @@ class JSONBytes(JSONResponse):
         return content
 
 
-async def cached_json(request: Request, answer: Encoded) -> JSONBytes:
+async def encoded_json(answer: Encoded, request_headers: Headers) -> JSONBytes:
     """The answer gzipped once and kept, when the client accepts gzip; GZipMiddleware passes a body
     that already has a Content-Encoding through untouched."""
-    if len(answer.json) >= GZIP_MIN_BYTES and "gzip" in request.headers.get("accept-encoding", ""):
+    if len(answer.json) >= GZIP_MIN_BYTES and "gzip" in request_headers.get("accept-encoding", ""):
         return JSONBytes(await answer.gzip(), headers={"content-encoding": "gzip", "vary": "Accept-Encoding"})
     return JSONBytes(answer.json)
