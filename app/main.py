@@ -78,8 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lesson.router)
     app.include_router(classes.router)
     app.include_router(classes.qr_router)
-    # Innermost of the three: a repeated preset skips FastAPI's routing and body parsing, not the limits and
-    # headers below.
+    # Added first, so the gzip and guard middlewares added after it wrap it (app.repeats says why).
     app.add_middleware(RepeatedRequestMiddleware, paths=api.REMEMBERING)
     # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL,

@@ -2,7 +2,8 @@
 
 A class pressing a preset sends the same few bodies to /api/compare again and again. Before the
 response cache can find the answer, FastAPI routes each request, reads its body, parses the JSON and
-validates it: in-process, 77 of a cached answer's 106 us. A request whose path, Content-Type and body
+validates it, and the cache writes its key: in-process, skipping all that saves 77 of a cached
+answer's 106 us. A request whose path, Content-Type and body
 are byte for byte those of one that was validated and answered before must get the same answer, so
 it gets the kept one at once. Nothing is parsed here: anything not seen before (a new body, a chunked
 upload, an answer since evicted) goes through FastAPI as usual, and only a route remembers what a
@@ -43,7 +44,7 @@ class RepeatedRequestMiddleware:
             return
         headers = Headers(scope=scope)
         length = headers.get("content-length", "")
-        # ASCII digits only (str.isdigit takes "²"), and short: int() refuses thousands of digits.
+        # ASCII digits only (str.isdigit takes "²"), and few of them, before int() reads them.
         if not (length.isascii() and length.isdigit() and len(length) <= 5 and int(length) <= MAX_SENT_BYTES):
             await self.app(scope, receive, send)
             return

@@ -55,6 +55,7 @@ def test_repeats_over_one_connection_match_the_first_answer(server_url, encoding
 
 def test_expect_100_continue_and_a_body_cut_short(server_url, server_log):
     port = int(server_url.rsplit(":", 1)[1])
+    log_before = len(server_log())
     body = (BODY % 102).encode()
     (answer,) = exchange(port, request(port, body))
     with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
@@ -65,8 +66,9 @@ def test_expect_100_continue_and_a_body_cut_short(server_url, server_log):
         assert stream.readline() == b"\r\n"
         conn.sendall(body)
         assert read_response(stream) == answer
-    # The remembered body under a longer Content-Length, then the client leaves: nothing is answered,
-    # and the server goes on.
+    # The remembered body under a longer Content-Length, then the client leaves: it is not answered as the
+    # remembered request (what FastAPI answers instead never reaches the closed socket), and the server
+    # goes on with the same worker.
     with socket.create_connection(("127.0.0.1", port), timeout=20) as conn:
         conn.sendall(request(port, body, length=len(body) + 10))
         conn.shutdown(socket.SHUT_WR)
@@ -74,4 +76,4 @@ def test_expect_100_continue_and_a_body_cut_short(server_url, server_log):
     (again,) = exchange(port, request(port, body))
     assert again == answer
     log = server_log()
-    assert "Traceback" not in log and log.count("Started server process") == 1
+    assert "Traceback" not in log[log_before:] and log.count("Started server process") == 1
