@@ -48,8 +48,9 @@ def run(args) -> int:
     # Workers import torch before they answer the supervisor's ping; two at once on two cores can take
     # longer than uvicorn's 5 s default, and a worker killed for it restarts from scratch.
     # http: uvicorn's httptools protocol plus a deadline for each request to arrive (app/http_protocol.py);
-    # a string, so each worker imports it itself.
-    config = Config("app.main:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
+    # a string, so each worker imports it itself. The app: create_app in a worker that ends with its
+    # supervisor (app/worker.py).
+    config = Config("app.worker:create_worker_app", factory=True, host=args.host, port=args.port, workers=args.workers,
                     http="app.http_protocol:RequestDeadlineProtocol",
                     timeout_graceful_shutdown=5, timeout_worker_healthcheck=30)
     # uvicorn.run supervises only from two workers up; with one it serves in this very process, and a

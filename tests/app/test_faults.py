@@ -442,6 +442,38 @@ def test_a_worker_that_dies_while_the_supervisor_waits_for_it_is_replaced_at_onc
         server.stop()
 
 
+def test_workers_stop_when_their_supervisor_is_killed_alone():
+    """SIGKILL reaches the supervisor only; its workers must not go on holding the port."""
+    server = Served(2)
+    workers = server.worker_pids()
+    try:
+        assert len(workers) == 2
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait()
+        killed = time.monotonic()
+        while any(alive(pid) for pid in workers) and time.monotonic() - killed < 20:
+            time.sleep(0.1)
+        gone = time.monotonic() - killed
+        print(f"\nsupervisor killed alone: its workers stopped after {gone:.1f} s")
+        assert not any(alive(pid) for pid in workers), "the workers outlived their supervisor"
+        assert server.log_text().count("Finished server process") == 2  # each stopped as on SIGTERM
+        with socket.socket() as s:
+            s.bind((HOST, server.port))  # the port is free for the next serve
+    finally:
+        for pid in workers:  # when the test fails, the workers it found must not outlive it either
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        server.stop()
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting for whoever adopted it to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 @pytest.mark.parametrize("workers", [1, 2], ids=["1-worker", "2-workers"])
 def test_sigterm_lets_requests_in_flight_finish(workers):
     server = Served(workers)
