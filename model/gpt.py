@@ -88,6 +88,11 @@ class Block(nn.Module):
         return x, pattern, scores
 
 
+class ConfigError(ValueError):
+    """A setting outside its rule; the message names the setting and the rule, and is meant for whoever
+    chose it (the command line prints it as it is)."""
+
+
 @dataclass(frozen=True)
 class GPTConfig:
     vocab_size: int  # characters in the tokenizer, the unknown id included
@@ -103,20 +108,20 @@ class GPTConfig:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+                raise ConfigError(f"{name} must be a whole number >= 1, got {value!r}")
         if self.position not in POSITION_MODES:
-            raise ValueError(f"position must be one of {', '.join(POSITION_MODES)}, got {self.position!r}")
+            raise ConfigError(f"position must be one of {', '.join(POSITION_MODES)}, got {self.position!r}")
         if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
+            raise ConfigError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
         if self.position == "rope" and self.head_size % 2:
-            raise ValueError(
+            raise ConfigError(
                 f"n_embd / n_head (the head size, {self.head_size}) must be even with rope: "
                 "RoPE rotates pairs of dimensions"
             )
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
         if not self.rope_base > 1.0:
-            raise ValueError(f"rope_base must be > 1, got {self.rope_base!r}")
+            raise ConfigError(f"rope_base must be > 1, got {self.rope_base!r}")
 
     @property
     def head_size(self) -> int:

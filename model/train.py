@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from model.checkpoint import load_checkpoint, load_training_state, save_checkpoint
 from model.corpus import load_info, load_text, load_vocab
-from model.gpt import GPT, GPTConfig, PositionMode
+from model.gpt import GPT, ConfigError, GPTConfig, PositionMode
 from model.tokenizer import CharTokenizer
 
 BETAS = (0.9, 0.99)  # nanoGPT's choice for small character models: beta2 0.99 follows the few tokens per step
@@ -50,9 +50,14 @@ class TrainConfig:
 
     def __post_init__(self):
         if self.steps < 1 or self.warmup >= self.steps:
-            raise ValueError(f"steps ({self.steps}) must be >= 1 and greater than warmup ({self.warmup})")
+            raise ConfigError(f"steps ({self.steps}) must be >= 1 and greater than warmup ({self.warmup})")
         if not 0 < self.min_lr <= self.lr:
-            raise ValueError(f"min_lr ({self.min_lr}) must be in (0, lr = {self.lr}]")
+            raise ConfigError(f"min_lr ({self.min_lr}) must be in (0, lr = {self.lr}]")
+        if self.device != "auto":
+            try:
+                torch.device(self.device)
+            except RuntimeError:
+                raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}") from None
 
     @property
     def state_path(self) -> Path:
@@ -135,7 +140,10 @@ def make_optimizer(model: GPT, cfg: TrainConfig) -> torch.optim.AdamW:
 
 
 def resolve_device(device: str) -> torch.device:
-    return torch.device(("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
+    chosen = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device {device}: this machine's torch has no CUDA device")
+    return chosen
 
 
 def train(cfg: TrainConfig, data: Data | None = None, progress: bool = True, resume: bool = False,
@@ -210,11 +218,11 @@ def save_state(cfg, model, tokenizer, optimizer, batches, step, record, session)
 
 def restore(cfg, model, optimizer, batches) -> tuple[int, dict]:
     if not cfg.out or not cfg.state_path.exists():
-        raise FileNotFoundError(f"nothing to resume: {cfg.state_path} does not exist (it is removed when a run ends)")
+        raise ConfigError(f"nothing to resume: {cfg.state_path} does not exist (it is removed when a run ends)")
     state = load_training_state(cfg.state_path)
     saved = {k: v for k, v in state["config"].items() if k != "device"}
     if saved != {k: v for k, v in asdict(cfg).items() if k != "device"}:
-        raise ValueError(f"{cfg.state_path} was trained with another config: {saved}")
+        raise ConfigError(f"{cfg.state_path} was trained with another config: {saved}")
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     batches.set_state(state["generator"])

@@ -116,7 +116,8 @@ def test_serve_refuses_a_bad_port_or_worker_count(env, args, named):
     (["--steps", "50"], "steps (50) must be >= 1 and greater than warmup (100)"),
     (["--n-head", "3"], "n_embd (128) must be divisible by n_head (3)"),
     (["--resume"], "nothing to resume"),
-], ids=["steps", "heads", "resume"])
+    (["--device", "gpu"], "device must be auto, cpu, cuda or cuda:N, got 'gpu'"),
+], ids=["steps", "heads", "resume", "device"])
 def test_train_names_the_rule_a_bad_option_breaks(capsys, tmp_path, args, says):
     # The lesson's exercises have students train; a bad option is a line on stderr, not a traceback.
     code, out, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "x.pt"), *args)
@@ -128,6 +129,19 @@ def test_train_refuses_an_out_folder_that_does_not_exist_before_it_trains(capsys
     code, _, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "missing" / "x.pt"),
                        "--steps", "2", "--warmup", "1", "--eval-every", "1", "--eval-batches", "1")
     assert code == 2 and f"the folder {tmp_path / 'missing'} does not exist" in err
+
+
+def test_train_keeps_the_traceback_of_an_error_that_is_not_an_option(capsys, tmp_path, monkeypatch):
+    """A ValueError from inside the run is a bug, not a bad option: it must not pass for one."""
+    import model.train
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in the batches")
+
+    monkeypatch.setattr(model.train, "windows", broken)
+    with pytest.raises(ValueError, match="a bug in the batches"):
+        run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "x.pt"),
+            "--steps", "2", "--warmup", "1", "--eval-every", "1", "--eval-batches", "1")
 
 
 def test_corpus_names_a_tarball_it_cannot_read(capsys, tmp_path):

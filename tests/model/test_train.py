@@ -105,3 +105,13 @@ def test_recorded_command_parses_back_to_the_same_config():
     train_command.add_parser(parser.add_subparsers())
     args = parser.parse_args(cfg.command().split()[1:])
     assert TrainConfig(**{k: getattr(args, k) for k in vars(cfg)}) == replace(cfg, device="auto")
+
+
+def test_a_cuda_device_on_a_machine_without_one_is_named_before_the_run(monkeypatch):
+    from model.gpt import ConfigError
+    from model.train import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == torch.device("cpu")
+    with pytest.raises(ConfigError, match="cuda:1: this machine's torch has no CUDA device"):
+        resolve_device("cuda:1")
