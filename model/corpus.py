@@ -17,6 +17,7 @@ from pathlib import Path
 
 import opencc
 
+from model.errors import DataError
 from model.tokenizer import CharTokenizer
 
 PACKAGE = "chinese-poetry"
@@ -134,7 +135,7 @@ def load_text(split: str, data_dir: str | Path = DATA_DIR) -> str:
     info = load_info(data_dir)[split]
     text = lzma.decompress((Path(data_dir) / info["file"]).read_bytes()).decode("utf-8")
     if sha256(text) != info["sha256"]:
-        raise ValueError(f"{info['file']} does not match the sha256 in corpus.json; rebuild it with "
+        raise DataError(f"{info['file']} does not match the sha256 in corpus.json; rebuild it with "
                          "`heads-positions corpus`")
     return text
 

@@ -13,6 +13,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from model.errors import ConfigError
 from model.rope import apply_rope, rope_angles
 
 PositionMode = Literal["learned", "rope", "none"]
@@ -86,11 +87,6 @@ class Block(nn.Module):
         x = x + a
         x = x + self.mlp(self.ln_2(x))
         return x, pattern, scores
-
-
-class ConfigError(ValueError):
-    """A setting outside its rule; the message names the setting and the rule, and is meant for whoever
-    chose it (the command line prints it as it is)."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ uninterrupted one.
 """
 
 import math
+import pickle
 import shlex
 import time
 from dataclasses import asdict, dataclass, fields
@@ -17,7 +18,8 @@ from tqdm import tqdm
 
 from model.checkpoint import load_checkpoint, load_training_state, save_checkpoint
 from model.corpus import load_info, load_text, load_vocab
-from model.gpt import GPT, ConfigError, GPTConfig, PositionMode
+from model.errors import ConfigError
+from model.gpt import GPT, GPTConfig, PositionMode
 from model.tokenizer import CharTokenizer
 
 BETAS = (0.9, 0.99)  # nanoGPT's choice for small character models: beta2 0.99 follows the few tokens per step
@@ -53,11 +55,15 @@ class TrainConfig:
             raise ConfigError(f"steps ({self.steps}) must be >= 1 and greater than warmup ({self.warmup})")
         if not 0 < self.min_lr <= self.lr:
             raise ConfigError(f"min_lr ({self.min_lr}) must be in (0, lr = {self.lr}]")
-        if self.device != "auto":
-            try:
-                torch.device(self.device)
-            except RuntimeError:
-                raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}") from None
+        for name in ("batch_size", "eval_every", "eval_batches"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.warmup < 0 or self.weight_decay < 0:
+            raise ConfigError(f"warmup ({self.warmup}) and weight_decay ({self.weight_decay}) must be >= 0")
+        if not self.grad_clip > 0:  # a negative one would turn the gradients around
+            raise ConfigError(f"grad_clip must be > 0, got {self.grad_clip}")
+        if self.device != "auto" and _device_type(self.device) not in ("cpu", "cuda"):
+            raise ConfigError(f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}")
 
     @property
     def state_path(self) -> Path:
@@ -139,10 +145,18 @@ def make_optimizer(model: GPT, cfg: TrainConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=BETAS)
 
 
+def _device_type(device: str) -> str | None:
+    try:
+        return torch.device(device).type
+    except RuntimeError:  # a name torch does not know
+        return None
+
+
 def resolve_device(device: str) -> torch.device:
     chosen = torch.device(("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device)
-    if chosen.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"device {device}: this machine's torch has no CUDA device")
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if chosen.type == "cuda" and (chosen.index or 0) >= count:
+        raise ConfigError(f"device {device}: torch sees {count} CUDA device(s) on this machine")
     return chosen
 
 
@@ -219,7 +233,12 @@ def save_state(cfg, model, tokenizer, optimizer, batches, step, record, session)
 def restore(cfg, model, optimizer, batches) -> tuple[int, dict]:
     if not cfg.out or not cfg.state_path.exists():
         raise ConfigError(f"nothing to resume: {cfg.state_path} does not exist (it is removed when a run ends)")
-    state = load_training_state(cfg.state_path)
+    try:
+        state = load_training_state(cfg.state_path)
+    except (OSError, EOFError, RuntimeError, pickle.UnpicklingError) as error:
+        raise ConfigError(f"{cfg.state_path} cannot be read ({error}); delete it to start over") from error
+    if state is None:
+        raise ConfigError(f"{cfg.state_path} holds no training state; delete it to start over")
     saved = {k: v for k, v in state["config"].items() if k != "device"}
     if saved != {k: v for k, v in asdict(cfg).items() if k != "device"}:
         raise ConfigError(f"{cfg.state_path} was trained with another config: {saved}")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import torch
 
-from model.gpt import POSITION_MODES, ConfigError
+from model.errors import ConfigError, DataError
+from model.gpt import POSITION_MODES
 from model.train import TrainConfig, train
 
 # One option per TrainConfig field, so TrainConfig.command() always names options that exist.
@@ -56,12 +57,13 @@ def run(args: argparse.Namespace) -> int | None:
     if args.threads:
         torch.set_num_threads(args.threads)
     # TrainConfig and GPTConfig name the option and its rule (steps greater than warmup, n_embd divisible by
-    # n_head, a device torch knows, ...), and --resume says when there is nothing to resume: a line, not a
-    # traceback. Only those (ConfigError): any other error in a run is a bug, and its traceback finds it.
+    # n_head, a device torch knows, ...), --resume says when there is nothing to resume, and a changed corpus
+    # file says how to rebuild it: a line, not a traceback. Only those (model.errors): any other error in a
+    # run is a bug, and its traceback is what finds it.
     try:
         cfg = TrainConfig(**{f.name: getattr(args, f.name) for f in fields(TrainConfig)})
         record = train(cfg, resume=args.resume, stop_at=args.stop_at)
-    except ConfigError as error:
+    except (ConfigError, DataError) as error:
         print(error, file=sys.stderr)
         return 2
     last = record["steps"][-1]

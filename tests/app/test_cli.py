@@ -117,7 +117,12 @@ def test_serve_refuses_a_bad_port_or_worker_count(env, args, named):
     (["--n-head", "3"], "n_embd (128) must be divisible by n_head (3)"),
     (["--resume"], "nothing to resume"),
     (["--device", "gpu"], "device must be auto, cpu, cuda or cuda:N, got 'gpu'"),
-], ids=["steps", "heads", "resume", "device"])
+    (["--device", "meta"], "device must be auto, cpu, cuda or cuda:N, got 'meta'"),
+    (["--weight-decay", "-0.1"], "weight_decay (-0.1) must be >= 0"),
+    (["--batch-size", "0"], "batch_size must be >= 1, got 0"),
+    (["--eval-every", "0"], "eval_every must be >= 1, got 0"),
+    (["--grad-clip", "-1"], "grad_clip must be > 0, got -1.0"),
+], ids=["steps", "heads", "resume", "device", "device-kind", "decay", "batch", "eval-every", "clip"])
 def test_train_names_the_rule_a_bad_option_breaks(capsys, tmp_path, args, says):
     # The lesson's exercises have students train; a bad option is a line on stderr, not a traceback.
     code, out, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "x.pt"), *args)
@@ -129,6 +134,20 @@ def test_train_refuses_an_out_folder_that_does_not_exist_before_it_trains(capsys
     code, _, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "missing" / "x.pt"),
                        "--steps", "2", "--warmup", "1", "--eval-every", "1", "--eval-batches", "1")
     assert code == 2 and f"the folder {tmp_path / 'missing'} does not exist" in err
+
+
+def test_train_names_a_state_file_it_cannot_resume_from(capsys, tmp_path):
+    (tmp_path / "x.pt.state").write_bytes(b"not a checkpoint")
+    code, _, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "x.pt"), "--resume")
+    assert code == 2 and "x.pt.state cannot be read" in err and "delete it to start over" in err
+
+
+def test_train_says_how_to_rebuild_a_changed_corpus_file(capsys, tmp_path, monkeypatch):
+    import model.corpus
+
+    monkeypatch.setattr(model.corpus, "sha256", lambda text: "a changed file")
+    code, _, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "x.pt"))
+    assert code == 2 and "does not match the sha256 in corpus.json; rebuild it with" in err
 
 
 def test_train_keeps_the_traceback_of_an_error_that_is_not_an_option(capsys, tmp_path, monkeypatch):

@@ -466,6 +466,34 @@ def test_workers_stop_when_their_supervisor_is_killed_alone():
         server.stop()
 
 
+def test_a_worker_starting_when_its_supervisor_is_killed_stops_too():
+    """A worker takes seconds to import torch and load the models; a supervisor killed meanwhile has
+    already left it to another parent when the app is built."""
+    server = Served(1)
+    workers = server.worker_pids()
+    replacement = None
+    try:
+        os.kill(workers[0], signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while replacement is None and time.monotonic() < deadline:
+            replacement = next((pid for pid in server.worker_pids() if pid not in workers), None)
+            time.sleep(0.01)
+        assert replacement is not None, "no replacement worker was started"
+        os.kill(server.proc.pid, signal.SIGKILL)  # while the replacement is still starting
+        server.proc.wait()
+        killed = time.monotonic()
+        while alive(replacement) and time.monotonic() - killed < 30:
+            time.sleep(0.1)
+        print(f"\nsupervisor killed while worker {replacement} started: it stopped after "
+              f"{time.monotonic() - killed:.1f} s")
+        assert not alive(replacement), "the worker outlived its supervisor"
+    finally:
+        for pid in [*workers, replacement]:
+            if pid is not None and alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        server.stop()
+
+
 def alive(pid: int) -> bool:
     """Running, not a zombie waiting for whoever adopted it to reap it."""
     try:

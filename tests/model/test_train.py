@@ -108,10 +108,15 @@ def test_recorded_command_parses_back_to_the_same_config():
 
 
 def test_a_cuda_device_on_a_machine_without_one_is_named_before_the_run(monkeypatch):
-    from model.gpt import ConfigError
+    from model.errors import ConfigError
     from model.train import resolve_device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert resolve_device("auto") == torch.device("cpu")
-    with pytest.raises(ConfigError, match="cuda:1: this machine's torch has no CUDA device"):
+    with pytest.raises(ConfigError, match=r"cuda:1: torch sees 0 CUDA device\(s\) on this machine"):
         resolve_device("cuda:1")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(ConfigError, match=r"cuda:1: torch sees 1 CUDA device\(s\)"):
+        resolve_device("cuda:1")
+    assert resolve_device("cuda:0") == torch.device("cuda:0")
