@@ -34,12 +34,19 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"request body too large: at most {limit} bytes")
 
 
-def _over(digits: bytes, limit: int) -> bool:
-    """Whether a Content-Length of ASCII digits exceeds limit. uvicorn passes on a number with thousands
-    of leading zeros, and int() refuses strings of over 4,300 digits: only the significant ones are read,
-    and only when there are few enough of them to be within the limit."""
-    significant = digits.lstrip(b"0")
-    return len(significant) > len(str(limit)) or int(significant or b"0") > limit
+# More significant digits than any body this app accepts; int() refuses strings of over 4,300 digits.
+LENGTH_DIGITS = 18
+
+
+def declared_length(scope: Scope) -> int | None:
+    """The request's Content-Length, or None when it has none or it is not ASCII digits (bytes.isdigit
+    is ASCII only). uvicorn passes on a number with thousands of leading zeros: only the significant
+    digits are read, and a number too long to be any body here reads as 10**18."""
+    value = next((value for name, value in scope.get("headers", []) if name == b"content-length"), None)
+    if value is None or not value.isdigit():
+        return None
+    significant = value.lstrip(b"0")
+    return int(significant or b"0") if len(significant) <= LENGTH_DIGITS else 10**LENGTH_DIGITS
 
 
 class GuardMiddleware:
@@ -73,8 +80,8 @@ class GuardMiddleware:
             await self._reject(429, "rate limit: too many requests from this address, wait a minute",
                                request_id, scope, receive, send_with_headers)
             return
-        declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and declared.isdigit() and _over(declared, self.max_body_bytes):
+        declared = declared_length(scope)
+        if declared is not None and declared > self.max_body_bytes:
             await self._reject(413, BodyTooLarge(self.max_body_bytes).detail, request_id, scope, receive,
                                send_with_headers)
             return

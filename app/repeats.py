@@ -14,6 +14,7 @@ from collections.abc import Hashable
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.middleware import declared_length
 from app.responses import encoded_json
 
 # A preset's Content-Type and body come to about 120 bytes. Longer ones are not remembered (the cache
@@ -42,10 +43,8 @@ class RepeatedRequestMiddleware:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
-        length = headers.get("content-length", "")
-        # ASCII digits only (str.isdigit takes "²"), and few of them, before int() reads them.
-        if not (length.isascii() and length.isdigit() and len(length) <= 5 and int(length) <= MAX_SENT_BYTES):
+        length = declared_length(scope)
+        if length is None or length > MAX_SENT_BYTES:
             await self.app(scope, receive, send)
             return
         messages = [await receive()]
@@ -55,7 +54,7 @@ class RepeatedRequestMiddleware:
             key = sent_key(scope, b"".join(message.get("body", b"") for message in messages))
             answer = scope["app"].state.cache.repeated(key) if key is not None else None
             if answer is not None:
-                await (await encoded_json(answer, headers))(scope, receive, send)
+                await (await encoded_json(answer, Headers(scope=scope)))(scope, receive, send)
                 return
         unread = iter(messages)
 

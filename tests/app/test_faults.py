@@ -74,12 +74,11 @@ class Served:
         pids = []
         for entry in Path("/proc").iterdir():
             try:
-                stat = (entry / "stat").read_text()
+                fields = proc_stat(entry)
                 cmdline = (entry / "cmdline").read_bytes()
             except (OSError, ValueError):
                 continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == self.proc.pid and b"spawn_main" in cmdline:
+            if int(fields[1]) == self.proc.pid and b"spawn_main" in cmdline:
                 pids.append(int(entry.name))
         return sorted(pids)
 
@@ -497,9 +496,14 @@ def test_a_worker_starting_when_its_supervisor_is_killed_stops_too():
 def alive(pid: int) -> bool:
     """Running, not a zombie waiting for whoever adopted it to reap it."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        return proc_stat(Path(f"/proc/{pid}"))[0] != "Z"
     except OSError:
         return False
+
+
+def proc_stat(proc: Path) -> list[str]:
+    """/proc/PID/stat after the command name (which may hold spaces): state, parent pid, ..."""
+    return (proc / "stat").read_text().rsplit(")", 1)[1].split()
 
 
 @pytest.mark.parametrize("workers", [1, 2], ids=["1-worker", "2-workers"])

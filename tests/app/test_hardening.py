@@ -53,7 +53,7 @@ def test_page_and_static_files_carry_the_security_headers(client):
 
 
 def test_a_content_length_of_thousands_of_digits_is_weighed_not_a_crash():
-    """What app.middleware._over is for."""
+    """What app.middleware.declared_length reads only the significant digits for."""
     import asyncio
 
     from app.middleware import GuardMiddleware
