@@ -348,3 +348,27 @@ def test_other_hostile_lines_stay_text(open_page, tools, payload):
     assert len(ticks) == len(payload)
     shared = open_page("/?b=" + quote(payload))
     assert shared.input_value("#line-b") == payload and shared.evaluate("window.__pwned") is None
+
+
+QUOTE_WIDTH = """() => {
+    // A curly quote and an M, each alone in the page's own type: width of the quote over the M's.
+    const width = (text) => {
+        const probe = document.createElement('span');
+        probe.textContent = text;
+        probe.style.position = 'absolute';
+        document.body.appendChild(probe);
+        const w = probe.getBoundingClientRect().width;
+        probe.remove();
+        return w;
+    };
+    return width('\u201c') / width('M');
+}"""
+
+
+@pytest.mark.parametrize("lang, locale", [("en", "en-US"), ("fr", "fr-FR"), ("zh", "zh-CN")])
+def test_curly_quotes_are_set_as_each_language_sets_them(open_page, lang, locale):
+    # The CJK fonts first in the stack draw “ ” a full character wide, right for Chinese; in the English
+    # and French sentences ("You predicted “…”") they left a gap on each side.
+    for path in (f"/?lang={lang}", f"/lesson?step=2&lang={lang}"):
+        ratio = open_page(path, locale=locale, explorer=path.startswith("/?")).evaluate(QUOTE_WIDTH)
+        assert (ratio > 1.0) if lang == "zh" else (ratio < 0.8), (path, ratio)
