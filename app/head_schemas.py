@@ -40,6 +40,10 @@ class ModelHeads(BaseModel):
     punctuation_uniform: float = Field(
         description="What a head spreading its attention evenly would put on punctuation: the yardstick."
     )
+    entropy_uniform: float = Field(
+        description="Mean entropy of an even attention row over the queries counted, nats: a head within 0.3 of "
+        "it is called spread."
+    )
     layers: list[LayerStats] = Field(description="One per layer, in order.")
 
 

@@ -60,12 +60,22 @@ def parallel_keys(text: str) -> list[int]:
     return out
 
 
+def uniform_entropy(block_size: int) -> float:
+    """The mean entropy of an even attention row over the queries head_statistics counts.
+
+    Query q sees its q + 1 keys (the causal mask), so its even row has entropy log(q + 1); every
+    window counts the same queries, MAX_OFFSET..block_size - 1."""
+    q = torch.arange(MAX_OFFSET, block_size, dtype=torch.float64)
+    return float(torch.log(q + 1).mean())
+
+
 def head_statistics(model: GPT, ids: torch.Tensor, text: str, n_windows: int | None = None) -> dict:
-    """{"windows", "punctuation_uniform", "layers": [{"layer", "heads": [{"head", "by_offset", "first", "entropy",
-    "punctuation", "last_mark", "line_above"}]}]},
+    """{"windows", "punctuation_uniform", "entropy_uniform", "layers": [{"layer", "heads": [{"head", "by_offset",
+    "first", "entropy", "punctuation", "last_mark", "line_above"}]}]},
     layers and heads 1-based, from windows of block_size characters every block_size ids of `ids`
     (the encoded `text`, one id per character). punctuation_uniform is what a head spreading its
-    attention evenly would put on punctuation: the yardstick for "prefers punctuation"."""
+    attention evenly would put on punctuation: the yardstick for "prefers punctuation"; entropy_uniform
+    is the mean entropy of such even rows: the yardstick for "spread"."""
     assert len(ids) == len(text), f"ids ({len(ids)}) and text ({len(text)}) must align one to one"
     model.eval()
     cfg = model.config
@@ -124,16 +134,12 @@ def head_statistics(model: GPT, ids: torch.Tensor, text: str, n_windows: int | N
             for h in range(cfg.n_head)]}
         for layer in range(cfg.n_layer)
     ]
-    return {"windows": len(offsets), "punctuation_uniform": uniform_punct / n_rows, "layers": layers}
+    return {"windows": len(offsets), "punctuation_uniform": uniform_punct / n_rows,
+            "entropy_uniform": uniform_entropy(T), "layers": layers}
 
 
-# A head "prefers" what takes at least this share of its attention; a second preference is named too
-# when it takes at least SECOND. A head with no preference and a high entropy is "spread out".
-STRONG = 0.2
-SECOND = 0.2
-SPREAD_ENTROPY = 2.5  # nats; a uniform row over the 64 keys of a mid-window query has 4.2
-
-# What a head can prefer, as a noun phrase with its share: {p} is the share, {d} the offset.
+# What a head can prefer, as a noun phrase with its share: {p} is the share, {d} the offset; in
+# "punctuation_part", {q} is the latest mark's share, a part of {p}.
 PHRASES = {
     "self": {"zh": "这个字自己（{p}）", "ja": "その文字自身（{p}）", "fr": "le caractère lui-même ({p})",
              "en": "the character itself ({p})"},
@@ -149,52 +155,122 @@ PHRASES = {
                   "fr": "le dernier signe de ponctuation ({p})", "en": "the latest punctuation mark ({p})"},
     "punctuation": {"zh": "标点（{p}）", "ja": "句読点（{p}）", "fr": "la ponctuation ({p})",
                     "en": "punctuation ({p})"},
+    "punctuation_part": {"zh": "标点（{p}，其中最近的一个标点占 {q}）", "ja": "句読点（{p}、うち直近の句読点に {q}）",
+                         "fr": "la ponctuation ({p}, dont {q} sur le dernier signe)",
+                         "en": "punctuation ({p}, of which {q} on the latest mark)"},
 }
-ONE = {"zh": "主要看{x}", "ja": "主に{x}を見る", "fr": "regarde surtout {x}", "en": "mostly {x}"}
-TWO = {"zh": "主要看{x}，其次看{y}", "ja": "主に{x}を見て、次に{y}を見る", "fr": "regarde surtout {x}, puis {y}",
-       "en": "mostly {x}, then {y}"}
-SPREAD = {"zh": "分散在前面所有的字上（熵 {e} 奈特）", "ja": "前の文字全体に広く分散する（エントロピー {e} ナット）",
-          "fr": "se répartit sur tout ce qui précède (entropie {e} nats)",
-          "en": "spread over everything before it (entropy {e} nats)"}
-# Preferences that count the same keys twice are not named together.
-OVERLAP = {("punctuation", "last_mark"), ("line_above", "back")}
+# Above one half: "mostly", and the next preference after it.
+MOSTLY_ONE = {"zh": "主要看{x}", "ja": "主に{x}を見る", "fr": "regarde surtout {x}", "en": "mostly {x}"}
+MOSTLY_TWO = {"zh": "主要看{x}，其次看{y}", "ja": "主に{x}を見て、次に{y}を見る", "fr": "regarde surtout {x}, puis {y}",
+              "en": "mostly {x}, then {y}"}
+# At most one half: the largest shares in order, with no word that claims a majority.
+LARGEST_TWO = {"zh": "看得最多的是{x}，其次是{y}", "ja": "割合の大きい順に{x}、{y}を見る",
+               "fr": "regarde d'abord {x}, puis {y}", "en": "the largest shares on {x} and {y}"}
+LARGEST_THREE = {"zh": "看得最多的是{x}，其次是{y}和{z}", "ja": "割合の大きい順に{x}、{y}、{z}を見る",
+                 "fr": "regarde d'abord {x}, puis {y} et {z}", "en": "the largest shares on {x}, {y} and {z}"}
+# No share worth naming, yet far from even: the head follows something other than a place (its content).
+BROAD = {"zh": "没有特别突出的位置（熵 {e} 奈特，完全平均时为 {u}）；看得最多的是{x}，其次是{y}",
+         "ja": "目立つ位置はなく（エントロピー {e} ナット、完全に均等なら {u}）、割合の大きい順に{x}、{y}を見る",
+         "fr": "aucune place ne se détache (entropie {e} nats, contre {u} pour une répartition égale) ; "
+               "regarde d'abord {x}, puis {y}",
+         "en": "no place stands out (entropy {e} nats, against {u} for an even spread); "
+               "the largest shares on {x} and {y}"}
+SPREAD = {"zh": "分散在前面所有的字上（熵 {e} 奈特，完全平均时为 {u}）",
+          "ja": "前の文字全体に広く分散する（エントロピー {e} ナット、完全に均等なら {u}）",
+          "fr": "se répartit sur tout ce qui précède (entropie {e} nats, contre {u} pour une répartition égale)",
+          "en": "spread over everything before it (entropy {e} nats, against {u} for an even spread)"}
+
+MOSTLY = 0.5  # a share is "mostly" only above one half, as the sentence shows it (51% and up)
+NAMED = 0.1  # a further preference is named from this share: about 7 times what an even row gives one key
+PUNCTUATION_FACTOR = 2  # punctuation is a preference at twice what an even row gives it (a fifth of keys are marks)
+SPREAD_MARGIN = 0.3  # nats: a head this close to an even row's entropy is "spread"
+# Preferences that count the same keys: the same place one line up is 5 or 7 keys back.
+OVERLAP = {frozenset({"line_above", ("back", 5)}), frozenset({"line_above", ("back", 7)})}
 
 
 def _share(value: float, lang: str) -> str:
     return f"{round(100 * value)}\u202f%" if lang == "fr" else f"{round(100 * value)}%"
 
 
-def describe(stats: dict, punctuation_uniform: float) -> dict:
-    """One sentence per language for what a head prefers, chosen from its numbers alone.
+def _nats(value: float, lang: str) -> str:
+    text = f"{value:.1f}"
+    return text.replace(".", ",") if lang == "fr" else text
 
-    Punctuation counts as a preference only at twice what an even spread gives it (a fifth of the keys
-    in these poems are marks), and is named as "the latest mark" when that one mark holds enough."""
+
+def is_spread(entropy: float, entropy_uniform: float) -> bool:
+    """Near-uniform: the head's mean entropy is within SPREAD_MARGIN of an even row's."""
+    return entropy_uniform - entropy <= SPREAD_MARGIN
+
+
+def is_mostly(share: float) -> bool:
+    """Above one half as the sentence writes it: 50.4% shows as 50%, which is no majority to the reader."""
+    return round(100 * share) > 100 * MOSTLY
+
+
+def punctuation_preference(stats: dict, punctuation_uniform: float) -> dict:
+    """The punctuation candidate: all marks when they are a preference (twice an even row's share),
+    with the latest mark as a part of it when that mark alone is worth naming; else the latest mark alone."""
+    if stats["punctuation"] >= PUNCTUATION_FACTOR * punctuation_uniform:
+        part = stats["last_mark"] if stats["last_mark"] >= NAMED else None
+        return {"kind": "punctuation", "share": stats["punctuation"], "part": part}
+    return {"kind": "last_mark", "share": stats["last_mark"]}
+
+
+def preferences(stats: dict, punctuation_uniform: float) -> list[dict]:
+    """Everything a head can prefer, largest share first, leaving out what counts keys already named."""
     by_offset = stats["by_offset"]
-    peak = max(range(1, len(by_offset)), key=by_offset.__getitem__)
-    candidates = [
-        ("self", by_offset[0]), ("previous" if peak == 1 else "back", by_offset[peak]),
-        ("line_above", stats["line_above"]), ("first", stats["first"]), ("last_mark", stats["last_mark"]),
-    ]
-    if stats["last_mark"] < STRONG and stats["punctuation"] >= 2 * punctuation_uniform:
-        candidates.append(("punctuation", stats["punctuation"]))
-    ranked = sorted(candidates, key=lambda c: -c[1])
-    top = ranked[0]
-    if top[1] < STRONG:
-        entropy = f"{stats['entropy']:.1f}"
-        return {lang: text.format(e=entropy.replace(".", ",") if lang == "fr" else entropy)
-                for lang, text in SPREAD.items()}
-    second = next((c for c in ranked[1:] if c[1] >= SECOND and (top[0], c[0]) not in OVERLAP
-                   and (c[0], top[0]) not in OVERLAP), None)
+    candidates = [{"kind": "self", "share": by_offset[0]}, {"kind": "previous", "share": by_offset[1]}]
+    candidates += [{"kind": "back", "d": d, "share": by_offset[d]} for d in range(2, len(by_offset))]
+    candidates += [{"kind": "line_above", "share": stats["line_above"]}, {"kind": "first", "share": stats["first"]},
+                   punctuation_preference(stats, punctuation_uniform)]
+    out = []
+    for c in sorted(candidates, key=lambda c: -c["share"]):
+        if not any(frozenset({_key(c), _key(o)}) in OVERLAP for o in out):
+            out.append(c)
+    return out
 
-    def phrase(kind: str, share: float, lang: str) -> str:
-        return PHRASES[kind][lang].format(p=_share(share, lang), d=peak)
 
-    return {lang: (TWO[lang].format(x=phrase(*top, lang), y=phrase(*second, lang)) if second
-                   else ONE[lang].format(x=phrase(*top, lang))) for lang in ONE}
+def _key(candidate: dict):
+    return (candidate["kind"], candidate["d"]) if candidate["kind"] == "back" else candidate["kind"]
+
+
+def _phrase(candidate: dict, lang: str) -> str:
+    kind = "punctuation_part" if candidate.get("part") is not None else candidate["kind"]
+    return PHRASES[kind][lang].format(p=_share(candidate["share"], lang), d=candidate.get("d"),
+                                      q=_share(candidate.get("part") or 0, lang))
+
+
+def preference_sentence(ranked: list[dict], entropy: float, entropy_uniform: float) -> dict:
+    """"Mostly" the top preference when it holds more than half, then the next if it is worth naming;
+    otherwise the two largest shares, and a third if it is worth naming. When not even the top one is
+    worth naming, the sentence says so and gives the entropy, so 4% does not read as a preference."""
+    top, second, third = ranked[:3]
+    if is_mostly(top["share"]):
+        named = [top, second] if second["share"] >= NAMED else [top]
+        texts = MOSTLY_TWO if len(named) == 2 else MOSTLY_ONE
+    elif top["share"] < NAMED:
+        named, texts = [top, second], BROAD
+    else:
+        named = [top, second, third] if third["share"] >= NAMED else [top, second]
+        texts = LARGEST_THREE if len(named) == 3 else LARGEST_TWO
+    return {lang: text.format(**{slot: _phrase(c, lang) for slot, c in zip("xyz", named)},
+                              e=_nats(entropy, lang), u=_nats(entropy_uniform, lang))
+            for lang, text in texts.items()}
+
+
+def spread_sentence(entropy: float, entropy_uniform: float) -> dict:
+    return {lang: text.format(e=_nats(entropy, lang), u=_nats(entropy_uniform, lang)) for lang, text in SPREAD.items()}
+
+
+def describe(stats: dict, punctuation_uniform: float, entropy_uniform: float) -> dict:
+    """One sentence per language for what a head prefers, chosen from its numbers alone."""
+    if is_spread(stats["entropy"], entropy_uniform):
+        return spread_sentence(stats["entropy"], entropy_uniform)
+    return preference_sentence(preferences(stats, punctuation_uniform), stats["entropy"], entropy_uniform)
 
 
 def with_summaries(stats: dict) -> dict:
     """head_statistics' answer, each head with its sentence in zh, ja, fr and en."""
-    uniform = stats["punctuation_uniform"]
-    return {**stats, "layers": [{**layer, "heads": [{**h, "summary": describe(h, uniform)} for h in layer["heads"]]}
+    yardsticks = stats["punctuation_uniform"], stats["entropy_uniform"]
+    return {**stats, "layers": [{**layer, "heads": [{**h, "summary": describe(h, *yardsticks)} for h in layer["heads"]]}
                                 for layer in stats["layers"]]}
