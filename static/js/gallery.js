@@ -9,18 +9,6 @@ import { modeLabel } from "./plots-results.js";
 
 const MODE_ORDER = ["learned", "rope", "none"];
 
-/** The sentence of each head in the page's language: {position: {"layer-head": sentence}}. */
-export function headSentences(data, lang) {
-  const out = {};
-  for (const m of data.models ?? []) {
-    out[m.position] = {};
-    for (const layer of m.layers) {
-      for (const h of layer.heads) out[m.position][`${layer.layer}-${h.head}`] = h.summary[lang] ?? h.summary.en;
-    }
-  }
-  return out;
-}
-
 /** One y range for every chart, so a flat head looks flat beside a sharp one. */
 function offsetFigure(head, position, top) {
   const style = MODE_STYLE[position] ?? MODE_STYLE.learned;

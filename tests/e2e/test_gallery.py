@@ -46,6 +46,33 @@ def test_trained_maps_name_each_head_and_random_ones_do_not(open_page, server_ur
     tools.wait_until(page, "() => document.querySelector('.heatmap-row__role').textContent === ''")
 
 
+SHOWS = """([roles, sentence]) => {
+    const shown = Array.from(document.querySelectorAll('.heatmap-row__role'), (n) => n.textContent);
+    const card = document.querySelector('.gallery-head[data-position="none"][data-layer="2"][data-head="2"]');
+    return JSON.stringify(shown) === JSON.stringify(roles)
+        && card?.querySelector('.gallery-head__sentence').textContent === sentence;
+}"""
+
+
+def test_punctuation_total_is_shown_and_the_sentences_follow_a_language_switch(open_page, server_url, tools):
+    """none, layer 2, head 2 puts 87% on punctuation, 22% on the latest mark: the gallery and the heads'
+    names on the maps give both figures in the page's language, and re-word them when the language changes."""
+    none = next(m for m in api(server_url, "/api/heads")["models"] if m["position"] == "none")
+    layer2 = none["layers"][1]["heads"]
+    h = layer2[1]
+    assert (round(100 * h["punctuation"]), round(100 * h["last_mark"])) == (87, 22)
+    assert h["summary"]["fr"] == "regarde surtout la ponctuation (87\u202f%, dont 22\u202f% sur le dernier signe)"
+    page = open_page("/?lang=fr&pos=none&layer=2")
+    page.locator("#panel-gallery").scroll_into_view_if_needed()
+    for lang in ("fr", "ja"):
+        if lang != "fr":
+            page.select_option("#lang", lang)
+        role = tools.texts(lang)["attn_head_role"]
+        roles = [role.replace("{role}", x["summary"][lang]) for x in layer2]
+        tools.wait_until(page, SHOWS, [roles, h["summary"][lang]], message=f"{lang}: sentences not shown")
+    assert "87%" in h["summary"]["ja"] and "22%" in h["summary"]["ja"]
+
+
 def test_the_position_panel_states_the_period_the_table_learned(open_page, server_url):
     rhythm = api(server_url, "/api/positions")["learned_rhythm"]
     page = open_page("/?lang=en")
