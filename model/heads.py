@@ -171,7 +171,7 @@ LARGEST_THREE = {"zh": "看得最多的是{x}，其次是{y}和{z}", "ja": "割�
 # No share worth naming, yet far from even: the head follows something other than a place (its content).
 BROAD = {"zh": "没有特别突出的位置（熵 {e} 奈特，完全平均时为 {u}）；看得最多的是{x}，其次是{y}",
          "ja": "目立つ位置はなく（エントロピー {e} ナット、完全に均等なら {u}）、割合の大きい順に{x}、{y}を見る",
-         "fr": "aucune place ne se détache (entropie {e} nats, contre {u} pour une répartition égale) ; "
+         "fr": "aucune place ne se détache (entropie {e} nats, contre {u} pour une répartition égale)\u202f; "
                "regarde d'abord {x}, puis {y}",
          "en": "no place stands out (entropy {e} nats, against {u} for an even spread); "
                "the largest shares on {x} and {y}"}
