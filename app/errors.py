@@ -3,10 +3,16 @@ turns them into a 422 whose detail has the same shape as pydantic's."""
 
 
 class InputError(ValueError):
-    def __init__(self, field: str, message: str):
+    """type and ctx are machine-readable, as pydantic's: a page words the error in its own language
+    from them, and the English message is for people reading the JSON."""
+
+    def __init__(self, field: str, message: str, type: str = "value_error", ctx: dict | None = None):
         super().__init__(message)
         self.field = field
         self.message = message
+        self.type = type
+        self.ctx = ctx
 
     def detail(self) -> list[dict]:
-        return [{"loc": ["body", self.field], "msg": self.message, "type": "value_error"}]
+        item = {"loc": ["body", self.field], "msg": self.message, "type": self.type}
+        return [item | {"ctx": self.ctx}] if self.ctx else [item]

@@ -14,7 +14,7 @@ MAX_ROPE_POSITIONS = 4096
 MAX_ROPE_POSITION = 1_000_000  # past this, float64 angles lose the digits the table shows
 
 
-def _check_n_head(value: int | None) -> int | None:
+def check_n_head(value: int | None) -> int | None:
     if value is not None and value not in HEAD_CHOICES:
         raise PydanticCustomError(
             "n_head_choice", "n_head must be 1, 2, 4 or 8: the head count must divide n_embd 128 (got {value})",
@@ -47,7 +47,7 @@ class CompareRequest(BaseModel):
     n_layer: int | None = Field(
         None, ge=1, le=N_LAYER_MAX, description="Blocks, 1 to 4. Omitted: the chosen weights' depth."
     )
-    n_head: Annotated[int | None, AfterValidator(_check_n_head)] = Field(
+    n_head: Annotated[int | None, AfterValidator(check_n_head)] = Field(
         None,
         description="Heads, 1, 2, 4 or 8 (each divides n_embd 128). Omitted: the chosen weights' head count.",
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
@@ -226,7 +226,7 @@ class RelativeRequest(BaseModel):
     second: OneChar = "月"
     weights: Literal["random", "trained"] = Field("trained", description="As in /api/compare.")
     n_layer: int | None = Field(None, ge=1, le=N_LAYER_MAX, description="Blocks of random weights (default 2).")
-    n_head: Annotated[int | None, AfterValidator(_check_n_head)] = Field(
+    n_head: Annotated[int | None, AfterValidator(check_n_head)] = Field(
         None, description="Heads of random weights, 1, 2, 4 or 8 (default 4).",
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )

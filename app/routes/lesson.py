@@ -1,20 +1,22 @@
 """The guided lesson: the page, its QR codes, and the JSON it is drawn from."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
 from app.deps import Plotly, Registry
 from app.i18n import LANGS, negotiate, texts
-from app.lesson_schemas import HeadSplitQuery, LessonSteps
+from app.lesson_schemas import HeadSplitQuery, LessonSteps, Verdict, VerdictRequest
 from app.schemas import ERROR_RESPONSES, HeadSplit
 from app.services.lesson import heads, lesson_texts, qr_svg, steps
 from app.services.modules import module_graph
 from app.services.options import options
+from app.services.verdicts import JUDGED_STEPS, verdict
 
 router = APIRouter()
 StepNumber = Annotated[int, Query(ge=1, le=len(steps()), description="1-based step number.")]
+StepId = Annotated[Literal[JUDGED_STEPS], Path(description="The step's id, as in GET /api/lesson.")]
 
 
 @router.get("/lesson", response_class=HTMLResponse, include_in_schema=False)
@@ -51,6 +53,14 @@ def get_lesson():
     """The guided lesson's steps: setup, answer choices and the lesson's printed figures. Texts are in
     /static/i18n/lesson/{lang}.json."""
     return {"steps": steps()}
+
+
+@router.post("/api/lesson/{step_id}/verdict", response_model=Verdict, tags=["api"], responses=ERROR_RESPONSES)
+def post_verdict(step_id: StepId, req: VerdictRequest, registry: Registry):
+    """What the model did at this step, for the setup and lines the student has on screen: the outcome as one
+    of the step's choice ids, a reason id, and the figures it was decided on. A gap is rounding when the same
+    weights, run again in float64, leave a gap below 1e-9 of the largest |logit|."""
+    return verdict(step_id, req.model_dump(), registry)
 
 
 @router.get("/api/head-split", response_model=HeadSplit, tags=["api"], responses=ERROR_RESPONSES)

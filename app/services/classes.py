@@ -108,7 +108,8 @@ class Classes:
             raise ClassError(409, f"step {step} asks no question to answer in class")
         if choice not in choices:
             raise InputError("choice",
-                             f"choice must be one of {', '.join(choices)} at step {step} (got {choice[:32]!r})")
+                             f"choice must be one of {', '.join(choices)} at step {step} (got {choice[:32]!r})",
+                             "literal_error", {"expected": ", ".join(choices)})
         outcome, current = await self.store.answer(code, student, step, choice, time.time(), self.max_students)
         if outcome == "not_current":
             raise ClassError(409, f"step {step} is not the class's current step: the class is at step {current}")

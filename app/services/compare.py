@@ -142,11 +142,11 @@ def _plan(req: CompareRequest, registry: ModelRegistry) -> Plan:
     tok = registry.tokenizer
     enc = {"line_a": tok.encode(req.line_a), "line_b": tok.encode(req.line_b)}
     for field, ids in enc.items():
-        if len(ids) > cfg.max_positions:
-            raise InputError(field, _too_long(len(ids), cfg.position, cfg.max_positions))
+        check_length(field, ids, cfg)
     ids_a, ids_b = enc["line_a"], enc["line_b"]
     if req.layer is not None and req.layer > cfg.n_layer:
-        raise InputError("layer", f"layer must be at most n_layer ({cfg.n_layer}) (got {req.layer})")
+        raise InputError("layer", f"layer must be at most n_layer ({cfg.n_layer}) (got {req.layer})",
+                         "less_than_equal", {"le": cfg.n_layer})
     layers = [req.layer - 1] if req.layer else list(range(cfg.n_layer))
 
     depth_models = [registry.random(req.position, n_layer, cfg.n_head, req.seed) for n_layer in LESSON_DEPTHS]
@@ -218,10 +218,16 @@ def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[d
         runs[j][i, flag] = LineRun(out, r, len(ids))
 
 
-def _too_long(length: int, position: str, limit: int) -> str:
-    if position == "learned":
-        return f"at most {limit} characters with position 'learned': pos_emb has {limit} rows (got {length})"
-    return f"at most {limit} characters with position '{position}' (got {length})"
+def check_length(field: str, ids: list[int], cfg) -> None:
+    """A line longer than the model reads is the request's error, named by its field."""
+    if len(ids) <= cfg.max_positions:
+        return
+    if cfg.position == "learned":
+        message = f"at most {cfg.max_positions} characters with position 'learned': pos_emb has " \
+                  f"{cfg.max_positions} rows (got {len(ids)})"
+    else:
+        message = f"at most {cfg.max_positions} characters with position '{cfg.position}' (got {len(ids)})"
+    raise InputError(field, message, "too_many_positions", {"max_length": cfg.max_positions, "position": cfg.position})
 
 
 def _line(text: str, ids, run: LineRun, blind: LineRun | None, tok: CharTokenizer, layers: list[int]) -> dict:

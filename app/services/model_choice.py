@@ -13,7 +13,8 @@ def choose_model(registry: ModelRegistry, position: str, weights: str, n_layer: 
     if weights == "random":
         return registry.random(position, n_layer or LESSON_SHAPE["n_layer"], n_head or LESSON_SHAPE["n_head"], seed)
     if position not in registry.trained:
-        raise InputError("weights", f"no trained weights ship for position '{position}'; use weights 'random'")
+        raise InputError("weights", f"no trained weights ship for position '{position}'; use weights 'random'",
+                         "no_trained_weights", {"position": position})
     model, _ = registry.trained[position]
     cfg = model.config
     for field, asked in (("n_layer", n_layer), ("n_head", n_head)):
@@ -22,5 +23,6 @@ def choose_model(registry: ModelRegistry, position: str, weights: str, n_layer: 
                 field,
                 f"the trained '{position}' weights have n_layer {cfg.n_layer} and n_head {cfg.n_head}; "
                 f"omit {field} or use weights 'random' for {field} {asked}",
+                "trained_shape", {"n_layer": cfg.n_layer, "n_head": cfg.n_head},
             )
     return model

@@ -1,0 +1,349 @@
+"""Every verdict of the guided lesson, decided here and only here, from the step's setup and lines.
+
+A verdict is {step, outcome, accepted, reason, figures, unknown}: the outcome is one of the step's
+choice ids (None when the setup allows no verdict, e.g. two identical lines), `accepted` the choices
+that count as right (the outcome alone, unless two results are closer than their noise), the reason an
+id the pages word in their language, and the figures the numbers it was decided on.
+
+"Rounding" is decided exactly, not by a threshold sized for one set of weights: the same weights run
+again in float64, and a gap is rounding when the float64 gap is below REL_ROUNDING of the largest
+|logit|. float32 leaves about 1e-7 of relative error; a float64 rerun leaves about 1e-16, so a real
+gap stands ~7 orders of magnitude above the line and a rounding one ~7 below it.
+"""
+
+import copy
+import itertools
+import math
+import weakref
+from threading import Lock
+
+import numpy as np
+import torch
+
+from app.lesson_steps import STEPS
+from app.registry import ModelRegistry
+from app.services.compare import WITH, WITHOUT, check_length, run_many
+from app.services.model_choice import choose_model
+from app.services.options import max_chars
+from app.services.positions import RELATIVE_STARTS, position_similarity
+from app.services.rope import rope_table
+from model import GPT
+from model.experiments import head_split, logits_difference
+from model.probes import pair_scores
+from model.rope import rope_angles
+
+REL_ROUNDING = 1e-9  # float64 gap / largest |logit| under which a gap is rounding
+LOSS_STEP = 0.05  # nats per character: the RoPE loss past the training length "rises" past this
+HEADS_DIFFER = 0.25  # mean total-variation distance between two heads' rows: "they look at different places"
+TABLE_NEIGHBOURS = 0.2  # cosine: neighbouring pos_emb rows this much more alike than far ones
+TABLE_EQUAL = 0.9  # cosine: every pair of rows at least this alike is "all the same"
+FAR_ROWS = 32  # rows at least this far apart count as far
+TAIL_EVALS = 20  # the last evaluations of a training run whose spread measures its noise
+
+STEP_BY_ID = {step["id"]: step for step in STEPS}
+# Steps that ask whether the last position's output changes between line A and line B: the choice
+# ids meaning "the gap is rounding" and "the gap is real".
+GAP_STEPS = {
+    "order": ("same", "different"), "leak": ("same", "different"), "pair": ("same", "different"),
+    "posemb": ("same", "different"), "nomask": ("gone", "stays"), "ex1": ("rounding", "large"),
+}
+JUDGED_STEPS = tuple(step["id"] for step in STEPS if step["kind"] not in ("selftest", "summary"))
+
+
+def verdict(step_id: str, fields: dict, registry: ModelRegistry) -> dict:
+    """fields: the setup fields the student changed (a, b, position, weights, n_layer, n_head, causal);
+    the others are the step's own."""
+    step = STEP_BY_ID[step_id]
+    setup = {**(step["setup"] or {}), **{k: v for k, v in fields.items() if v is not None}}
+    if setup.get("weights") == "trained":
+        setup["n_layer"] = setup["n_head"] = None  # the shipped weights fix their own shape
+    judge = _judge_gap if step_id in GAP_STEPS else _JUDGES[step_id]
+    out = judge(step_id, setup, registry)
+    out.setdefault("accepted", [] if out["outcome"] is None else [out["outcome"]])
+    out.setdefault("ties", [])
+    out.setdefault("aligned", None)
+    own = step["setup"]
+    return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own),
+            "unknown": _unknown(registry, setup)}
+
+
+def _same_setup(setup: dict, own: dict) -> bool:
+    return all(setup.get(key) == value for key, value in own.items())
+
+
+def _unknown(registry: ModelRegistry, setup: dict) -> list[str]:
+    """The characters the model reads as its one unknown id, each once, in order of appearance."""
+    text = (setup.get("a") or "") + (setup.get("b") or "")
+    known = registry.tokenizer.encode(text)
+    return list(dict.fromkeys(ch for ch, flag in zip(text, known.unknown) if flag))
+
+
+def _model(setup: dict, registry: ModelRegistry) -> GPT:
+    return choose_model(registry, setup["position"], setup["weights"], setup["n_layer"], setup["n_head"], 0)
+
+
+# ---- float64 twins of the models ------------------------------------------------------------------
+
+_twins: "weakref.WeakKeyDictionary[GPT, GPT]" = weakref.WeakKeyDictionary()
+_twins_lock = Lock()
+
+
+def float64_twin(model: GPT) -> GPT:
+    """A float64 copy of the model, made once per model. The model itself is never changed."""
+    with _twins_lock:
+        twin = _twins.get(model)
+        if twin is None:
+            twin = copy.deepcopy(model).double()
+            if model.config.position == "rope":
+                # The buffers were rounded to float32 when the model was built: take them again in float64,
+                # or cos(m·θ)cos(n·θ) + sin(m·θ)sin(n·θ) = cos((m − n)·θ) holds only to float32's digits.
+                angles = rope_angles(torch.arange(model.config.max_positions), model.config.head_size,
+                                     model.config.rope_base)  # (P, hs/2) float64
+                twin.rope_cos, twin.rope_sin = angles.cos(), angles.sin()
+            _twins[model] = twin
+    return twin
+
+
+def last_logits64(model: GPT, ids: list[int], causal: bool, use_position: bool = True) -> np.ndarray:
+    """The line's last-position logits, (vocab_size,), from the float64 twin, the line run alone."""
+    trace = float64_twin(model).trace(torch.tensor([ids]), causal=causal, use_position=use_position)
+    return trace.logits[0, -1].numpy()
+
+
+# ---- same or different: the gap between line A's and line B's last position --------------------
+
+def gap_figures(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> dict:
+    """The float32 gaps as /api/compare computes them (bitwise: the same batches), and the float64 rerun."""
+    runs = run_many([(model, ids_a, ids_b, causal)])[0]
+    a64, b64 = last_logits64(model, ids_a, causal), last_logits64(model, ids_b, causal)
+    gap64 = float(np.abs(a64 - b64).max())
+    scale = float(max(np.abs(a64).max(), np.abs(b64).max()))
+    return {
+        "gap": logits_difference(runs[0, WITH].last_logits, runs[1, WITH].last_logits)["max_abs"],
+        "gap_without": logits_difference(runs[0, WITHOUT].last_logits, runs[1, WITHOUT].last_logits)["max_abs"],
+        "gap64": gap64,
+        "largest_logit": scale,
+        "rounding_limit": REL_ROUNDING * scale,
+    }
+
+
+def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, position: str, causal: bool,
+               n_layer: int) -> str:
+    """Why the gap is what it is: the reason a teacher would give for these lines in this setup."""
+    if ids_a[-1] != ids_b[-1]:
+        return "last_differs" if not rounding else "tiny"
+    if sorted(ids_a) != sorted(ids_b):
+        # Attention averages: the same characters in the same proportions (白日尽 / 白白日日尽尽) read alike.
+        return "same_mix" if rounding else "content"
+    if position != "none":
+        return "tiny" if rounding else "position"
+    if not causal:
+        return "nomask" if rounding else "other"
+    if n_layer == 1:
+        return "blind" if rounding else "other"
+    return "tiny" if rounding else "mask"
+
+
+def alignment(ids_a: list[int], ids_b: list[int]) -> list[int] | None:
+    """For each position of A, the position of B holding the same character (the k-th occurrence of a
+    character in A meets its k-th occurrence in B); None unless B is a reordering of A."""
+    if sorted(ids_a) != sorted(ids_b):
+        return None
+    slots: dict[int, list[int]] = {}
+    for j, token in enumerate(ids_b):
+        slots.setdefault(token, []).append(j)
+    seen: dict[int, int] = {}
+    order = []
+    for token in ids_a:
+        order.append(slots[token][seen.get(token, 0)])
+        seen[token] = seen.get(token, 0) + 1
+    return order
+
+
+def aligned_last_row64(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> float | None:
+    """The largest |A − B| of layer 1's last-row attention, B's keys put in A's order, from the float64 twin:
+    how differently the last character weighs the same characters in the two lines. None unless B is a
+    reordering of A."""
+    order = alignment(ids_a, ids_b)
+    if order is None:
+        return None
+    twin = float64_twin(model)
+    a = twin.trace(torch.tensor([ids_a]), causal=causal).attention[0][0, :, -1]  # (nh, T)
+    b = twin.trace(torch.tensor([ids_b]), causal=causal).attention[0][0, :, -1]
+    return float((a - b[:, order]).abs().max())
+
+
+def _judge_gap(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    model = _model(setup, registry)
+    tok = registry.tokenizer
+    ids_a, ids_b = tok.encode(setup["a"]), tok.encode(setup["b"])
+    check_length("a", ids_a, model.config)
+    check_length("b", ids_b, model.config)
+    figures = gap_figures(model, ids_a, ids_b, setup["causal"])
+    figures["n_layer"] = model.config.n_layer
+    aligned64 = aligned_last_row64(model, ids_a, ids_b, setup["causal"])
+    # Attention weights are at most 1: their rounding limit is REL_ROUNDING itself.
+    aligned = None if aligned64 is None else "rounding" if aligned64 < REL_ROUNDING else "real"
+    if aligned64 is not None:
+        figures["aligned_gap64"] = aligned64
+    if list(ids_a) == list(ids_b):
+        # Lines that differ only in characters outside the vocabulary are the same line to the model.
+        return {"outcome": None, "reason": "identical" if setup["a"] == setup["b"] else "identical_unknown",
+                "figures": figures, "aligned": aligned}
+    rounding = figures["gap64"] < figures["rounding_limit"]
+    same, different = GAP_STEPS[step_id]
+    reason = gap_reason(ids_a, ids_b, rounding, model.config.position, setup["causal"], model.config.n_layer)
+    return {"outcome": same if rounding else different, "reason": reason, "figures": figures, "aligned": aligned}
+
+
+# ---- the other steps: one rule each -------------------------------------------------------------
+
+def _judge_limit(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """Past pos_emb's last row the model refuses the line: the refusal is the answer."""
+    model = _model(setup, registry)
+    n = max(len(setup["a"]), len(setup["b"] or ""))
+    rows = max_chars("learned")  # pos_emb's rows
+    figures = {"n": n, "rows": rows, "max": model.config.max_positions}
+    if n > model.config.max_positions:
+        return {"outcome": "error", "reason": "table_ends" if model.config.position == "learned" else "too_long",
+                "figures": figures}
+    if n > rows:
+        return {"outcome": "works", "reason": "no_table", "figures": figures}
+    return {"outcome": None, "reason": "within_table", "figures": {**figures, "more": rows - n + 1}}
+
+
+def _judge_table(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """The trained pos_emb's rows by cosine: neighbours against rows FAR_ROWS or more apart."""
+    sim = position_similarity(registry)
+    if sim["learned"] is None:
+        return {"outcome": None, "reason": "no_results", "figures": {}}
+    matrix = sim["learned"].astype(np.float64)
+    n = len(matrix)
+    far = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) >= FAR_ROWS
+    figures = {"neighbours": float(np.diagonal(matrix, 1).mean()), "far": float(matrix[far].mean()),
+               "least": float(matrix.min()), "period": sim["learned_rhythm"]["period"],
+               "at_period": sim["learned_rhythm"]["by_lag"][sim["learned_rhythm"]["period"]]}
+    if figures["least"] > TABLE_EQUAL:
+        outcome = "equal"
+    elif figures["neighbours"] - figures["far"] > TABLE_NEIGHBOURS:
+        outcome = "neighbours"
+    else:
+        outcome = "unrelated"
+    return {"outcome": outcome, "reason": f"table_{outcome}", "figures": figures}
+
+
+def _judge_rotate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """Which pair turns fastest: RoPE's frequencies, θ_i = base^(−2i / head size)."""
+    model = _model(setup, registry)
+    if model.config.position != "rope":
+        return {"outcome": None, "reason": "not_rope", "figures": {}}
+    theta = rope_table([0], model.config.head_size, model.config.rope_base)["theta"]
+    first, last = float(theta[0]), float(theta[-1])
+    outcome = "first" if first > last else "last" if first < last else "equal"
+    return {"outcome": outcome, "reason": f"rotate_{outcome}",
+            "figures": {"theta_first": first, "theta_last": last, "pairs": len(theta),
+                        "turn_first": 2 * math.pi / first, "turn_last": 2 * math.pi / last}}
+
+
+def _judge_relative(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """Line A's first two characters run alone at every start: is layer 1 head 1's score of the second
+    on the first the same at every start? Judged on the float64 twins, so "the same" is exact."""
+    chars = list(setup["a"])
+    if len(chars) < 2:
+        return {"outcome": None, "reason": "need_two", "figures": {}}
+    first, second = registry.tokenizer.encode(chars[0] + chars[1])
+    spread, flat = {}, {}
+    for position in ("rope", "learned", "none"):
+        model = choose_model(registry, position, setup["weights"], None, None, 0)
+        scores = pair_scores(float64_twin(model), first, second, RELATIVE_STARTS)[0, 0]  # (starts,)
+        spread[position] = float(scores.max() - scores.min())
+        flat[position] = spread[position] < REL_ROUNDING * max(1.0, float(scores.abs().max()))
+    outcome = {(True, True): "both", (True, False): "rope", (False, True): "learned",
+               (False, False): "neither"}[flat["rope"], flat["learned"]]
+    return {"outcome": outcome, "reason": f"relative_{outcome}",
+            "figures": {f"spread_{p}": s for p, s in spread.items()} | {"starts": len(RELATIVE_STARTS)}}
+
+
+def _judge_length(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """RoPE's validation loss per character, within and past the training length."""
+    run = next((r for r in registry.results.get("length", {}).get("runs", []) if r["position"] == "rope"), None)
+    if run is None:
+        return {"outcome": None, "reason": "no_results", "figures": {}}
+    n = run["train_length"]
+    before, after = float(np.mean(run["loss"][:n])), float(np.mean(run["loss"][n:]))
+    outcome = "rises" if after - before > LOSS_STEP else "falls" if before - after > LOSS_STEP else "flat"
+    return {"outcome": outcome, "reason": f"length_{outcome}",
+            "figures": {"before": before, "after": after, "train_length": n, "length": len(run["loss"])}}
+
+
+def _judge_split(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """The lesson's 32-wide layer: its parameters with 4 heads against 1 head, counted on real modules."""
+    params = {p["n_head"]: p for p in head_split(32, 4, 5)["params"]}
+    total1 = params[1]["qkv"] + params[1]["proj"]
+    total4 = params[4]["qkv"] + params[4]["proj"]
+    outcome = "more" if total4 > total1 else "fewer" if total4 < total1 else "same"
+    return {"outcome": outcome, "reason": f"split_{outcome}",
+            "figures": {"qkv1": params[1]["qkv"], "proj1": params[1]["proj"],
+                        "qkv4": params[4]["qkv"], "proj4": params[4]["proj"]}}
+
+
+def head_distance(pattern: np.ndarray) -> dict:
+    """pattern (nh, T, T) of one layer: the two heads whose rows differ most, by mean total-variation
+    distance (half the L1 distance of two rows; 0 for the same row, 1 for rows with no key in common)."""
+    best = {"distance": 0.0, "h1": 1, "h2": 1}
+    for i, j in itertools.combinations(range(len(pattern)), 2):
+        distance = float(0.5 * np.abs(pattern[i] - pattern[j]).sum(-1).mean())
+        if distance > best["distance"]:
+            best = {"distance": distance, "h1": i + 1, "h2": j + 1}
+    return best
+
+
+def _judge_heads(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """Layer 1's heads on line A: do they spread their attention alike?"""
+    model = _model(setup, registry)
+    ids = registry.tokenizer.encode(setup["a"])
+    check_length("a", ids, model.config)
+    if model.config.n_head == 1:
+        return {"outcome": None, "reason": "one_head", "figures": {}}
+    pattern = model.trace(torch.tensor([ids])).attention[0][0].double().numpy()  # (nh, T, T)
+    figures = head_distance(pattern)
+    outcome = "differ" if figures["distance"] > HEADS_DIFFER else "alike"
+    return {"outcome": outcome, "reason": f"heads_{outcome}", "figures": figures}
+
+
+def _training_runs(registry: ModelRegistry, step_id: str) -> list[dict]:
+    """Exercise 2 compares head counts under learned; exercise 3 position modes with 4 heads."""
+    runs = registry.results.get("training", {}).get("runs", [])
+    if step_id == "ex2":
+        return sorted((r for r in runs if r["position"] == "learned"), key=lambda r: r["n_head"])
+    return [r for mode in ("learned", "rope", "none") for r in runs if r["position"] == mode and r["n_head"] == 4]
+
+
+def _judge_training(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """Order the runs by final validation loss. Two runs closer than their noise (twice the combined
+    standard deviation of their last TAIL_EVALS evaluations) are not ordered: either order is right."""
+    runs = _training_runs(registry, step_id)
+    if len(runs) < 2:
+        return {"outcome": None, "reason": "no_results", "figures": {}}
+    name = (lambda r: str(r["n_head"])) if step_id == "ex2" else (lambda r: r["position"])
+    loss = {name(r): float(r.get("final_val_loss", r["val_loss"][-1])) for r in runs}
+    noise = {name(r): float(np.std(r["val_loss"][-TAIL_EVALS:])) for r in runs}
+
+    def tied(x: str, y: str) -> bool:
+        return abs(loss[x] - loss[y]) < 2 * math.hypot(noise[x], noise[y])
+
+    def agrees(order: list[str]) -> bool:
+        return all(loss[x] <= loss[y] or tied(x, y) for x, y in itertools.combinations(order, 2))
+
+    outcome = "<".join(sorted(loss, key=loss.get))
+    choices = STEP_BY_ID[step_id]["choices"]
+    accepted = [c for c in choices if set(c.split("<")) == set(loss) and agrees(c.split("<"))]
+    ties = [[x, y] for x, y in itertools.combinations(sorted(loss, key=loss.get), 2) if tied(x, y)]
+    figures = {f"loss_{k}": v for k, v in loss.items()} | {f"noise_{k}": v for k, v in noise.items()}
+    return {"outcome": outcome, "reason": "too_close" if ties else "ordered", "figures": figures,
+            "accepted": accepted, "ties": ties}
+
+
+_JUDGES = {"limit": _judge_limit, "table": _judge_table, "rotate": _judge_rotate, "relative": _judge_relative,
+           "length": _judge_length, "split": _judge_split, "heads": _judge_heads,
+           "ex2": _judge_training, "ex3": _judge_training}

@@ -1,0 +1,263 @@
+"""POST /api/lesson/{step}/verdict against independent maths, at every setup a student can reach.
+
+The reference is tests/app/reference_gpt.py: the lesson's GPT rewritten in numpy float64 from the weights
+alone. A gap is rounding when its float64 value is below 1e-9 of the largest |logit|."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from reference_gpt import ReferenceGPT
+
+from app.lesson_steps import STEPS
+
+GAP_STEPS = {"order": ("same", "different"), "leak": ("same", "different"), "pair": ("same", "different"),
+             "posemb": ("same", "different"), "nomask": ("gone", "stays"), "ex1": ("rounding", "large")}
+MODES = ("learned", "rope", "none")
+SETUPS = [{"position": p, "weights": "random", "n_layer": n, "n_head": 4, "causal": c}
+          for p in MODES for n in (1, 2, 3) for c in (True, False)] + \
+         [{"position": p, "weights": "trained", "causal": c} for p in MODES for c in (True, False)]
+PAIRS = [
+    ("白日依山尽", "山依日白尽"),  # the lesson's reordering, same last character
+    ("我打你", "你打我"),  # a reordering that ends on another character
+    ("白日尽", "白白日日尽尽"),  # the same characters in the same proportions, another length
+    ("春眠不觉晓", "处处闻啼鸟"),  # other characters, same length
+    ("日日白尽", "白日日尽"),  # a reordering with a repeated character
+    ("白日", "白日依山尽"),  # a prefix: another length, another last character
+    ("尽", "白尽"),  # one character against two
+    ("床前明月光", "床前明月光"),  # identical lines: no verdict
+    ("ab尽", "ba尽"),  # only unknown characters differ: the same ids, no verdict
+    ("a白日尽", "日a白尽"),  # a reordering holding an unknown character
+    ("白日依山黄河入海流尽", "黄河入海白日依山流尽"),  # a longer reordering
+    ("明月几时有", "明月几时有把酒问青天"),  # one line inside the other, other last character
+]
+
+
+def model_of(registry, setup):
+    if setup["weights"] == "trained":
+        return registry.trained[setup["position"]][0]
+    return registry.random(setup["position"], setup["n_layer"], setup["n_head"], 0)
+
+
+def reference_outcome(ref, ids_a, ids_b, causal, choices):
+    """The outcome the lesson's maths gives, computed in numpy float64."""
+    if list(ids_a) == list(ids_b):
+        return None, 0.0
+    a = ref.run(ids_a, causal)[0][-1]
+    b = ref.run(ids_b, causal)[0][-1]
+    gap = float(np.abs(a - b).max())
+    scale = float(max(np.abs(a).max(), np.abs(b).max()))
+    return (choices[0] if gap < 1e-9 * scale else choices[1]), gap
+
+
+@pytest.fixture(scope="module")
+def references(registry):
+    cache = {}
+
+    def get(setup):
+        key = tuple(sorted(setup.items()))
+        if key not in cache:
+            cache[key] = ReferenceGPT(model_of(registry, setup))
+        return cache[key]
+    return get
+
+
+@pytest.mark.parametrize("setup", SETUPS, ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_same_or_different_agrees_with_float64_numpy_at_every_setup(client, registry, references, setup):
+    ref = references(setup)
+    tok = registry.tokenizer
+    for (a, b), step in itertools.product(PAIRS, GAP_STEPS):
+        ids_a, ids_b = tok.encode(a), tok.encode(b)
+        expected, gap64 = reference_outcome(ref, ids_a, ids_b, setup["causal"], GAP_STEPS[step])
+        r = client.post(f"/api/lesson/{step}/verdict", json={"a": a, "b": b, **setup})
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert got["outcome"] == expected, (step, a, b, got)
+        assert got["accepted"] == ([] if expected is None else [expected])
+        assert math.isclose(got["figures"]["gap64"], gap64, rel_tol=1e-6, abs_tol=1e-12), (a, b, got["figures"])
+
+
+@pytest.mark.parametrize("setup", SETUPS[::5] + SETUPS[-2:], ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_the_gap_the_verdict_judges_is_the_one_compare_shows(client, setup):
+    """The page shows /api/compare's float32 gap beside the verdict: they are the same number, bit for bit."""
+    for a, b in PAIRS[:6]:
+        body = {"line_a": a, "line_b": b, "position": setup["position"], "weights": setup["weights"],
+                "causal": setup["causal"]}
+        if setup["weights"] == "random":
+            body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
+        shown = client.post("/api/compare", json=body).json()["difference"]["with_position"]["max_abs"]
+        judged = client.post("/api/lesson/order/verdict", json={"a": a, "b": b, **setup}).json()["figures"]["gap"]
+        assert judged == shown
+
+
+def test_trained_weights_without_the_mask_are_rounding_though_float32_passes_1e_5(client):
+    """The old fixed threshold (1e-5) called this gap real: trained logits reach ~10, so float32 rounds at ~1e-5."""
+    got = client.post("/api/lesson/nomask/verdict", json={"weights": "trained"}).json()
+    assert got["outcome"] == "gone" and got["reason"] == "nomask"
+    assert got["figures"]["largest_logit"] > 5
+    assert got["figures"]["gap64"] < 1e-12 < got["figures"]["gap"]
+
+
+@pytest.mark.parametrize(("a", "b", "reason"), [
+    ("白日依山尽", "山依日白尽", "blind"),
+    ("白日尽", "白白日日尽尽", "same_mix"),
+    ("春眠不觉尽", "处处闻啼尽", "content"),
+    ("我打你", "你打我", "last_differs"),
+    ("床前明月光", "床前明月光", "identical"),
+    ("ab尽", "ba尽", "identical_unknown"),
+])
+def test_reasons_at_one_layer_without_positions(client, a, b, reason):
+    got = client.post("/api/lesson/order/verdict", json={"a": a, "b": b}).json()
+    assert got["reason"] == reason
+
+
+@pytest.mark.parametrize(("fields", "reason"), [
+    ({"n_layer": 2}, "mask"), ({"n_layer": 2, "causal": False}, "nomask"), ({"position": "learned"}, "position"),
+    ({"position": "rope"}, "position"), ({"weights": "trained"}, "mask"),
+])
+def test_reasons_follow_the_setup(client, fields, reason):
+    assert client.post("/api/lesson/order/verdict", json=fields).json()["reason"] == reason
+
+
+def test_unknown_characters_are_named_once_in_order(client):
+    got = client.post("/api/lesson/order/verdict", json={"a": "ab白尽", "b": "b白a尽"}).json()
+    assert got["unknown"] == ["a", "b"]
+    assert client.post("/api/lesson/order/verdict", json={}).json()["unknown"] == []
+
+
+def test_aligned_last_row_is_judged_by_the_float64_rerun(client, registry, references):
+    """Layer 1's last row, B's keys in A's order: the same weights in both lines without positions."""
+    tok = registry.tokenizer
+    for setup in SETUPS:
+        ref = references(setup)
+        for a, b in (PAIRS[0], PAIRS[4], PAIRS[9], PAIRS[10]):
+            ids_a, ids_b = tok.encode(a), tok.encode(b)
+            order, used = [], {}
+            for t in ids_a:  # k-th occurrence in A meets k-th occurrence in B
+                order.append([j for j, u in enumerate(ids_b) if u == t][used.get(t, 0)])
+                used[t] = used.get(t, 0) + 1
+            pa = ref.run(ids_a, setup["causal"])[1][0][:, -1]
+            pb = ref.run(ids_b, setup["causal"])[1][0][:, -1][:, order]
+            expected = "rounding" if np.abs(pa - pb).max() < 1e-9 else "real"
+            got = client.post("/api/lesson/order/verdict", json={"a": a, "b": b, **setup}).json()
+            assert got["aligned"] == expected, (setup, a, b)
+    other = client.post("/api/lesson/order/verdict", json={"a": "春眠不觉晓", "b": "处处闻啼鸟"}).json()
+    assert other["aligned"] is None
+
+
+@pytest.mark.parametrize("setup", SETUPS[::3], ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_limit_refuses_past_the_table_only_under_learned(client, setup):
+    rows = 128
+    for n in (1, 127, 128, 129, 200):
+        got = client.post("/api/lesson/limit/verdict", json={**setup, "a": "白" * n, "b": "日"}).json()
+        if n <= rows:
+            expected = None
+        else:
+            expected = "error" if setup["position"] == "learned" else "works"
+        assert got["outcome"] == expected, (n, got)
+        assert got["figures"]["n"] == n
+
+
+def test_rotate_follows_ropes_frequencies(client):
+    got = client.post("/api/lesson/rotate/verdict", json={}).json()
+    assert got["outcome"] == "first"
+    assert got["figures"]["theta_first"] == 1.0
+    assert math.isclose(got["figures"]["theta_last"], 10000 ** (-30 / 32))
+    for position in ("learned", "none"):
+        got = client.post("/api/lesson/rotate/verdict", json={"position": position}).json()
+        assert got["outcome"] is None and got["reason"] == "not_rope"
+
+
+@pytest.mark.parametrize("line", ["明月", "白日依山尽", "ab", "山山"])
+@pytest.mark.parametrize("weights", ["trained", "random"])
+def test_relative_scores_are_flat_only_under_rope_by_numpy(client, registry, line, weights):
+    """The pair run alone at every start: layer 1 head 1's score of the second character on the first."""
+    first, second = registry.tokenizer.encode(line[:2])
+    flat = {}
+    for position in ("rope", "learned"):
+        model = registry.trained[position][0] if weights == "trained" else registry.random(position, 2, 4, 0)
+        ref = ReferenceGPT(model)
+        scores = np.array([ref.run([first, second], start=s)[2][0][0, 1, 0] for s in range(0, 127, 6)])
+        flat[position] = np.ptp(scores) < 1e-9 * max(1.0, np.abs(scores).max())
+    expected = {(True, True): "both", (True, False): "rope", (False, True): "learned", (False, False): "neither"}
+    got = client.post("/api/lesson/relative/verdict", json={"a": line, "weights": weights}).json()
+    assert got["outcome"] == expected[flat["rope"], flat["learned"]]
+    assert got["outcome"] == "rope"
+    one = client.post("/api/lesson/relative/verdict", json={"a": "明", "weights": weights}).json()
+    assert one["outcome"] is None and one["reason"] == "need_two"
+
+
+@pytest.mark.parametrize("setup", SETUPS[::4], ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_heads_differ_by_total_variation_in_numpy(client, references, registry, setup):
+    ref = references(setup)
+    for line in ("白日依山尽", "床前明月光疑是地上霜"):
+        pattern = ref.run(registry.tokenizer.encode(line), setup["causal"])[1][0]
+        distance = max(0.5 * np.abs(pattern[i] - pattern[j]).sum(-1).mean()
+                       for i, j in itertools.combinations(range(len(pattern)), 2))
+        got = client.post("/api/lesson/heads/verdict", json={**setup, "a": line, "causal": True}).json()
+        if setup["causal"]:
+            assert got["outcome"] == ("differ" if distance > 0.25 else "alike")
+            assert math.isclose(got["figures"]["distance"], distance, abs_tol=1e-6)
+
+
+def test_training_orders_accept_either_order_within_the_noise(client, registry):
+    runs = registry.results["training"]["runs"]
+    loss = {(r["position"], r["n_head"]): r["final_val_loss"] for r in runs}
+    noise = {(r["position"], r["n_head"]): np.std(r["val_loss"][-20:]) for r in runs}
+    ex2 = client.post("/api/lesson/ex2/verdict", json={}).json()
+    h = {n: ("learned", n) for n in (1, 4, 8)}
+    assert ex2["outcome"] == "<".join(str(n) for n in sorted((1, 4, 8), key=lambda n: loss[h[n]]))
+    close = abs(loss[h[8]] - loss[h[4]]) < 2 * math.hypot(noise[h[8]], noise[h[4]])
+    assert close and ex2["ties"] == [["8", "4"]]
+    assert set(ex2["accepted"]) == {"8<4<1", "4<8<1"}
+    ex3 = client.post("/api/lesson/ex3/verdict", json={}).json()
+    m = {p: (p, 4) for p in ("learned", "rope", "none")}
+    assert ex3["outcome"] == "<".join(sorted(m, key=lambda p: loss[m[p]]))
+    apart = abs(loss[m["learned"]] - loss[m["rope"]]) >= 2 * math.hypot(noise[m["learned"]], noise[m["rope"]])
+    assert apart and ex3["accepted"] == [ex3["outcome"]] and ex3["ties"] == []
+
+
+def test_every_outcome_is_one_of_the_steps_choices(client):
+    for step in STEPS:
+        if step["kind"] in ("selftest", "summary"):
+            assert client.post(f"/api/lesson/{step['id']}/verdict", json={}).status_code == 422
+            continue
+        got = client.post(f"/api/lesson/{step['id']}/verdict", json={}).json()
+        assert got["step"] == step["id"]
+        assert got["outcome"] is None or got["outcome"] in step["choices"]
+        assert set(got["accepted"]) <= set(step["choices"])
+        assert got["setup_is_lessons"] is True
+
+
+def test_a_changed_setup_is_not_the_lessons(client):
+    assert client.post("/api/lesson/order/verdict", json={"n_layer": 2}).json()["setup_is_lessons"] is False
+    assert client.post("/api/lesson/order/verdict", json={"n_layer": 1}).json()["setup_is_lessons"] is True
+
+
+@pytest.mark.parametrize(("body", "field", "kind"), [
+    ({"a": ""}, "a", "string_too_short"),
+    ({"n_head": 3}, "n_head", "n_head_choice"),
+    ({"position": "sideways"}, "position", "literal_error"),
+    ({"extra": 1}, "extra", "extra_forbidden"),
+    ({"n_layer": "2"}, "n_layer", "int_type"),
+    ({"a": "白" * 129, "position": "learned"}, "a", "too_many_positions"),
+])
+def test_bad_setups_get_422_naming_the_field(client, body, field, kind):
+    r = client.post("/api/lesson/order/verdict", json=body)
+    assert r.status_code == 422
+    detail = r.json()["detail"][0]
+    assert detail["loc"][-1] == field and detail["type"] == kind
+
+
+def test_too_long_names_its_rule_in_ctx(client):
+    detail = client.post("/api/lesson/order/verdict", json={"a": "白" * 129, "position": "learned"}).json()["detail"][0]
+    assert detail["ctx"] == {"max_length": 128, "position": "learned"}
+    r = client.post("/api/compare", json={"line_a": "白" * 129, "line_b": "日", "position": "learned",
+                                          "weights": "random"})
+    assert r.json()["detail"][0]["type"] == "too_many_positions"
+
+
+def test_an_unknown_step_is_refused(client):
+    r = client.post("/api/lesson/nosuch/verdict", json={})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "step_id"]
