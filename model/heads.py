@@ -6,6 +6,9 @@ character one line up that stands parallel to the one being predicted; and the m
 
 Statistics are taken over queries at positions >= MAX_OFFSET, so that every offset 0..MAX_OFFSET
 exists for every query counted, and no row is the near-certain first few of a window.
+
+describe then words each head's numbers as one sentence per language, one rule per function: "mostly"
+(is_mostly), punctuation and its latest mark (punctuation_preference), "spread" (is_spread).
 """
 
 import torch
@@ -181,7 +184,7 @@ SPREAD = {"zh": "分散在前面所有的字上（熵 {e} 奈特，完全平均�
           "en": "spread over everything before it (entropy {e} nats, against {u} for an even spread)"}
 
 MOSTLY = 0.5  # a share is "mostly" only above one half, as the sentence shows it (51% and up)
-NAMED = 0.1  # a further preference is named from this share: about 7 times what an even row gives one key
+NAMED = 0.1  # a share worth naming: over 5 times what an even row gives one key (1.8% on average)
 PUNCTUATION_FACTOR = 2  # punctuation is a preference at twice what an even row gives it (a fifth of keys are marks)
 SPREAD_MARGIN = 0.3  # nats: a head this close to an even row's entropy is "spread"
 # Preferences that count the same keys: the same place one line up is 5 or 7 keys back.
@@ -216,6 +219,10 @@ def punctuation_preference(stats: dict, punctuation_uniform: float) -> dict:
     return {"kind": "last_mark", "share": stats["last_mark"]}
 
 
+def _key(candidate: dict):
+    return (candidate["kind"], candidate["d"]) if candidate["kind"] == "back" else candidate["kind"]
+
+
 def preferences(stats: dict, punctuation_uniform: float) -> list[dict]:
     """Everything a head can prefer, largest share first, leaving out what counts keys already named."""
     by_offset = stats["by_offset"]
@@ -228,10 +235,6 @@ def preferences(stats: dict, punctuation_uniform: float) -> list[dict]:
         if not any(frozenset({_key(c), _key(o)}) in OVERLAP for o in out):
             out.append(c)
     return out
-
-
-def _key(candidate: dict):
-    return (candidate["kind"], candidate["d"]) if candidate["kind"] == "back" else candidate["kind"]
 
 
 def _phrase(candidate: dict, lang: str) -> str:
