@@ -21,15 +21,70 @@ export function setDict(next) {
   dict = next;
 }
 
-/** A number as the page's language writes it: 4,787 and 2,7e-7 in French, 4.787 elsewhere. */
-export function num(value) {
+/** The page's language, as the document says it. */
+const pageLang = () => document.documentElement.lang || "en";
+
+/** Whole numbers from here up are grouped (35 333, 35,333); smaller ones read well as they are. */
+const GROUP_FROM = 10000;
+const SUPERSCRIPT = { "-": "⁻", 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
+/** A whole string in JavaScript's exponent form, as toExponential() writes it: "3.58e-7", "1e-6", "8.3e+4". */
+const EXPONENT_FORM = /^([-+]?\d+(?:\.\d+)?)e([-+]?\d+)$/i;
+/** A narrow no-break space: "3.6 × 10⁻⁷" never breaks across lines. */
+const NNBSP = "\u202f";
+
+/** Decimal points written as the language writes them: 2,7 in French. */
+function decimal(text) {
   const sep = dict.decimal_sep ?? ".";
-  return sep === "." ? String(value) : String(value).replace(/(\d)\.(\d)/g, `$1${sep}$2`);
+  return sep === "." ? text : text.replace(/(\d)\.(\d)/g, `$1${sep}$2`);
 }
 
-/** A whole number with the language's thousands separator: 49,536, or 49 536 in French. */
+/**
+ * mantissa × 10^exponent as a high-school book prints it: "3.6 × 10⁻⁷" (3,6 × 10⁻⁷ in French), "10⁻⁶" for
+ * a mantissa of 1, the mantissa alone for an exponent of 0.
+ */
+export function powerOfTen(mantissa, exponent) {
+  const e = Number(exponent);
+  if (e === 0) return decimal(String(mantissa));
+  const power = `10${String(e).split("").map((c) => SUPERSCRIPT[c]).join("")}`;
+  if (String(mantissa) === "1") return power;
+  return `${decimal(String(mantissa))}${NNBSP}×${NNBSP}${power}`;
+}
+
+/**
+ * A number as the page's language writes it: 4,787 in French, 4.787 elsewhere; JavaScript's exponent form
+ * ("2.7e-7") as 2.7 × 10⁻⁷; whole numbers from 10 000 up grouped (35 333 in French, 35,333 in English).
+ */
+export function num(value) {
+  if (typeof value === "number" && Number.isInteger(value) && Math.abs(value) >= GROUP_FROM) return grouped(value);
+  const text = String(value);
+  const exp = EXPONENT_FORM.exec(text);
+  return exp ? powerOfTen(exp[1], exp[2]) : decimal(text);
+}
+
+/**
+ * v with `digits` significant digits: plain between 0.01 and 999 ("0.0123", "12.3"), else as a power of ten
+ * ("3.58 × 10⁻⁷"). The page's decimal separator, and 0 as "0".
+ */
+export function scientific(v, digits = 3) {
+  if (v === 0 || !Number.isFinite(v)) return String(v);
+  const exponent = Math.floor(Math.log10(Math.abs(v)));
+  const plain = v.toPrecision(digits);
+  if (exponent >= -2 && exponent <= 2 && !plain.includes("e")) return decimal(plain);
+  return num(v.toExponential(digits - 1));
+}
+
+const formats = new Map(); // one Intl.NumberFormat per language
+
+/** A whole number with the language's digit grouping: 49,536, or 49 536 (narrow no-break space) in French. */
 export function grouped(value) {
-  return Number(value).toLocaleString(document.documentElement.lang || "en");
+  const lang = pageLang();
+  if (!formats.has(lang)) formats.set(lang, new Intl.NumberFormat(lang));
+  return formats.get(lang).format(Number(value));
+}
+
+/** "label: value" as the language writes it: "Votre prédiction : …" in French, "你的预测：…" in Chinese. */
+export function labelled(label, value) {
+  return tr("label_value", { label, value });
 }
 
 /** Plotly's separators (decimal, then thousands) for the page's language. */
@@ -52,7 +107,7 @@ const pluralRules = new Map(); // one Intl.PluralRules per language: tr() runs o
 
 function pluralForm(entry, vars) {
   if (typeof entry === "string") return entry;
-  const lang = document.documentElement.lang || "en";
+  const lang = pageLang();
   if (!pluralRules.has(lang)) pluralRules.set(lang, new Intl.PluralRules(lang));
   return entry[pluralRules.get(lang).select(Number(vars[entry.count]))] ?? entry.other;
 }

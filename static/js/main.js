@@ -3,6 +3,7 @@
 import { ApiError, FIELD_CONTROLS, getOptions, postCompare } from "./api.js";
 import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
+import { fieldMessage } from "./errors.js";
 import { LANGS, applyDict, loadDict, sentences, setDict, tr } from "./i18n.js";
 import { latest } from "./latest.js";
 import { ANSWER_PANELS, renderHeatmaps, renderRopePairs } from "./panels.js";
@@ -183,35 +184,6 @@ function clearErrors() {
   shownError = null;
 }
 
-/**
- * A message a student can act on, in the page's language: from the error's machine-readable type and
- * the rule's values (ctx). The server's English msg is only the last resort, for a type we do not know.
- */
-function fieldMessage(error) {
-  const isLine = error.field === "line_a" || error.field === "line_b";
-  const ctx = error.ctx ?? {};
-  if (isLine) {
-    if (error.type === "string_too_short" || error.type === "missing") return tr("error_empty");
-    const text = error.field === "line_a" ? state.a : state.b;
-    const max = ctx.max_length ?? maxChars();
-    if (error.type === "string_too_long" || (max && [...text].length > max)) {
-      return state.pos === "learned" ? tr("error_too_long_learned", { max }) : tr("error_too_long", { max });
-    }
-  }
-  const known = {
-    less_than_equal: () => tr("error_at_most", { max: ctx.le }),
-    greater_than_equal: () => tr("error_at_least", { min: ctx.ge }),
-    n_head_choice: () => tr("error_n_head"),
-    literal_error: () => tr("error_choice", { expected: ctx.expected }),
-    missing: () => tr("error_missing"),
-    extra_forbidden: () => tr("error_extra"),
-  };
-  if (known[error.type]) return known[error.type]();
-  const wrongType = ["int_type", "int_parsing", "bool_type", "string_type", "float_type"];
-  if (wrongType.includes(error.type)) return tr("error_type");
-  return tr("error_rule", { msg: error.msg });
-}
-
 /** Fields the page can check before asking the server: an empty line is an input to fix, not a failure. */
 function inputProblems() {
   const fields = [];
@@ -235,7 +207,10 @@ function showError(error) {
   for (const item of error.fields) {
     const id = FIELD_CONTROLS[item.field];
     const node = $(`#${id}-error`);
-    node.textContent = node.textContent ? `${node.textContent} ${fieldMessage(item)}` : fieldMessage(item);
+    // Worded in the page's language from the error's type (errors.js), as the lesson words it.
+    const text = item.field === "line_b" ? state.b : state.a;
+    const message = fieldMessage(item, { text, position: state.pos, max: maxChars() });
+    node.textContent = node.textContent ? `${node.textContent} ${message}` : message;
     show(node, true);
     const control = id === "position" ? $(".switch") : $(`#${id}`);
     control?.setAttribute("aria-invalid", "true");

@@ -2,7 +2,7 @@
 
 import { $, $$, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
-import { fillRich, grouped, num, sentences, tr } from "./i18n.js";
+import { fillRich, grouped, num, scientific, sentences, tr } from "./i18n.js";
 import { differenceMap, largestAbs, reorderingOf, topCells } from "./align.js";
 import { getShipped } from "./api.js";
 import { showLoadError } from "./shipped.js";
@@ -102,7 +102,7 @@ function ensureGrid(grid, nHead, withDiff) {
 
 /** Under this, a difference of attention weights (each between 0 and 1) is float32 rounding. */
 export const WEIGHT_ROUNDING = 1e-6;
-const fmtSci = (v) => (v === 0 ? "0" : v.toExponential(1));
+const fmtSci = (v) => scientific(v, 2); // 3.1 × 10⁻⁸, never 3.1e-8
 const fmtWeight = (v) => (Math.abs(v) >= 0.01 ? v.toFixed(2) : fmtSci(v));
 
 /** "日→白 0.62, 尽→山 0.41": the text alternative of one map, its largest cells (query → key). */
@@ -145,7 +145,7 @@ function explainDifference(response, view, diff) {
   if (diff.aligned && lineA.tokens[last] !== lineB.tokens[last]) {
     verdict = tr("attn_verdict_other_end", { a: lastA, b: lastB, value: fmtWeight(lastRow) });
   } else if (diff.aligned && lastRow < WEIGHT_ROUNDING) {
-    const limit = WEIGHT_ROUNDING.toExponential();
+    const limit = scientific(WEIGHT_ROUNDING, 1);
     verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtWeight(lastRow), limit });
   } else if (diff.aligned) {
     const why = !blind ? "attn_why_positions" : view.layer > 1 ? "attn_why_leak" : "attn_why_other";
@@ -311,7 +311,8 @@ export function renderDepth(response) {
   const row = (label, values, className = "") =>
     el("tr", { className }, [
       el("th", { scope: "row", text: label }),
-      ...keys.map((key) => el("td", { text: fmt(values[key].max_abs) })),
+      // The value as a number too: the text is for reading (3.6 × 10⁻⁷), data-value for anything that computes.
+      ...keys.map((key) => el("td", { text: fmt(values[key].max_abs), dataset: { value: String(values[key].max_abs) } })),
     ]);
   for (const r of response.by_depth) tbody.append(row(String(r.n_layer), r));
   const thisModel = tr("depth_table_this", { n_layer: response.model.n_layer, weights });

@@ -1,7 +1,7 @@
 // Plotly figures as plain data. Every string that comes from the lines goes through
 // escapePlotly first; the hover templates only refer to values Plotly substitutes itself.
 
-import { escapePlotly as esc, num, plotlySeparators, tr } from "./i18n.js";
+import { escapePlotly as esc, labelled, plotlySeparators, powerOfTen, scientific, tr } from "./i18n.js";
 
 export const FONT =
   '"Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC", "PingFang SC", ' +
@@ -145,9 +145,12 @@ export function heatmapFigure({ tokens, tokensB = null, z, kind, range, aligned 
     ygap: n <= 24 ? 1 : 0,
     hoverongaps: false,
     hovertemplate:
-      `${esc(tr("hover_query"))}: %{y}<br>${esc(tr("hover_key"))}: %{x}<br>` +
-      `${valueName}: %{z:.4g}<extra></extra>`,
-    colorbar: colorbar({ len: 0.9, tickformat: isDiff ? ".2~g" : ".1f", nticks: 5 }),
+      `${labelled(esc(tr("hover_query")), "%{y}")}<br>${labelled(esc(tr("hover_key")), "%{x}")}<br>` +
+      `${labelled(valueName, "%{z:.3~r}")}<extra></extra>`, // ~r: plain decimals, never "3e-8"
+    // A rounding-sized diff would tick as "2e-8" under ~g: Plotly's own 2×10⁻⁸ instead.
+    colorbar: colorbar({
+      len: 0.9, nticks: 5, ...(isDiff && range < 0.01 ? { exponentformat: "power" } : { tickformat: isDiff ? ".2~g" : ".1f" }),
+    }),
   };
   const layout = baseLayout({
     margin: { l: 56, r: 4, t: 54, b: 4 },
@@ -162,11 +165,10 @@ export function heatmapFigure({ tokens, tokensB = null, z, kind, range, aligned 
   return { data: [trace], layout };
 }
 
-/** Three significant digits in scientific notation, with the page's decimal separator (3,58e-7 in French):
+/** Three significant digits, small and large ones as a power of ten (3.58 × 10⁻⁷, 3,58 × 10⁻⁷ in French):
  * Plotly prints chart text as given, so the charts and the sentences beside them write numbers alike. */
 export function sci(v) {
-  if (v === 0) return "0";
-  return num(v.toExponential(2));
+  return scientific(v, 3);
 }
 
 /** The lesson's table as a chart: last-position difference for 1, 2, 3 layers, log scale. */
@@ -253,7 +255,7 @@ export function residualFigure({ matrix, tokensA, tokensB, range }) {
   const cols = tokensA.map((_, i) => String(i));
   const both = tokensA.map((ch, i) => `${esc(visible(ch))} · ${esc(visible(tokensB[i] ?? ""))}`);
   const z = matrix.map((row) => row.map((v) => Math.log10(Math.max(v, RESIDUAL_FLOOR))));
-  const text = matrix.map((row) => row.map((v, i) => `${both[i]}: ${sci(v)}`));
+  const text = matrix.map((row) => row.map((v, i) => labelled(both[i], sci(v))));
   const labels = n <= 16 ? tokensA.map((ch, i) => `${esc(visible(ch))}<br>${esc(visible(tokensB[i] ?? ""))}`) : cols;
   const decades = [];
   for (let d = Math.floor(range[0]); d <= Math.ceil(range[1]); d += 1) decades.push(d);
@@ -274,7 +276,7 @@ export function residualFigure({ matrix, tokensA, tokensB, range }) {
     colorbar: colorbar({
       tickmode: "array",
       tickvals: shown,
-      ticktext: shown.map((d) => `1e${d}`),
+      ticktext: shown.map((d) => powerOfTen(1, d)),
       title: titleText(tr("resid_colorbar"), { side: "right" }),
     }),
   };

@@ -185,7 +185,7 @@ def test_order_verdict_on_a_true_permutation(open_page, tools):
 LABEL_OVER_LINE = """() => {
     const chart = document.querySelector('[data-name="gap"] .js-plotly-plot');
     const line = chart.querySelector('.shapelayer path');
-    const label = [...chart.querySelectorAll('.bartext')].find((t) => t.textContent.includes('e-7'));
+    const label = [...chart.querySelectorAll('.bartext')].find((t) => t.textContent.includes('10⁻'));
     const a = label.getBoundingClientRect(), b = line.getBoundingClientRect();
     return {
         crosses: a.left <= b.right && b.left <= a.right,

@@ -15,7 +15,7 @@ LAZY = {"relative": "#panel-relative", "length": "#panel-length", "positions": "
         "training": "#panel-training"}
 LAZY_APIS = ("/api/relative", "/api/positions", "/api/training", "/api/length")
 DEPTH_ROWS = """() => Array.from(document.querySelectorAll('#depth-table tbody tr'), (tr) =>
-    Array.from(tr.querySelectorAll('td'), (td) => Number(td.textContent)))"""
+    Array.from(tr.querySelectorAll('td'), (td) => Number(td.dataset.value)))"""
 TRACES = """(sel) => { const gd = document.querySelector(sel);
     return gd && gd.data ? gd.data.map((t) => ({meta: t.meta ?? null, x: t.x, y: t.y})) : null; }"""
 REQUESTED = """() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)"""

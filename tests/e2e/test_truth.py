@@ -2,6 +2,7 @@
 computed from the answer, the lesson's terms and the server's errors in each language, links into the page."""
 
 import json
+import math
 import re
 import urllib.request
 from urllib.parse import parse_qs, urlparse
@@ -16,7 +17,7 @@ DIFFS = """() => Array.from(document.querySelectorAll('.heatmap[data-line="diff"
 MAPS = """(line) => Array.from(document.querySelectorAll(`.heatmap[data-line="${line}"]`), (gd) => gd.data[0].z)"""
 SCORES = """() => Array.from(document.querySelectorAll('.heatmap-row__score'), (n) => Number(n.dataset.value))"""
 DEPTH_ROWS = """() => Array.from(document.querySelectorAll('#depth-table tbody tr'), (tr) =>
-    Array.from(tr.querySelectorAll('td'), (td) => Number(td.textContent)))"""
+    Array.from(tr.querySelectorAll('td'), (td) => Number(td.dataset.value)))"""
 # What a student reads: the header, the page and the footer (the language picker names its languages).
 VISIBLE = """() => [document.querySelector('.site-header__titles'), document.querySelector('main'),
     document.querySelector('.site-footer')].map((n) => n.innerText).join('\\n')"""
@@ -37,9 +38,19 @@ def fill(text: str, **values) -> str:
     return text
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def sci(v: float) -> str:
-    """JavaScript's v.toExponential(1), as the page writes its numbers: 2.7e-7, 1.0e+0; 0 stays 0."""
-    return "0" if v == 0 else re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{v:.1e}")
+    """Two significant digits as the page writes them (i18n.js scientific(v, 2)): plain from 0.01 to 99
+    (0.24), else a power of ten with narrow no-break spaces (2.7 × 10⁻⁷); 0 stays 0."""
+    if v == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(v)))
+    if -2 <= exponent <= 1:
+        return f"{v:.{1 - exponent}f}"
+    mantissa, power = f"{v:.1e}".split("e")
+    return f"{mantissa}\u202f×\u202f10{str(int(power)).translate(SUPERSCRIPT)}"
 
 
 def weight(v: float) -> str:
@@ -89,7 +100,7 @@ def test_aligned_difference_is_blank_on_the_last_row_and_cell_by_cell_is_not(ope
     assert page.text_content("#attn-diff-what") == plain(t["attn_diff_aligned"])
     largest = max(max_abs([d[last]]) for d in diffs)
     verdict = page.text_content("#attn-verdict")
-    assert verdict.startswith(fill(t["attn_verdict_blank"], ch="尽", limit="1e-6", value=weight(largest)))
+    assert verdict.startswith(fill(t["attn_verdict_blank"], ch="尽", limit="10⁻⁶", value=weight(largest)))
     assert page.is_visible("#attn-verdict")
 
     tools.redraw_after(page, lambda: page.uncheck("#align"))
@@ -321,10 +332,11 @@ def test_errors_are_written_in_the_pages_language(open_page, tools, lang):
 
 
 def test_chart_numbers_use_the_languages_decimal_separator(open_page, tools):
-    """Plotly prints the text it is given (here the depth chart's hover labels): in French they read 3,58e-7,
-    as the sentences beside them do."""
+    """Plotly prints the text it is given (here the depth chart's hover labels): in French they read
+    3,58 × 10⁻⁷ and 0,240, as the sentences beside them do."""
     page = open_page("/?weights=random&pos=none&n_layer=1&lang=fr")
     labels = page.evaluate("() => document.querySelector('#depth-plot').data.flatMap((trace) => trace.text)")
-    assert labels and all(re.fullmatch(r"0|\d,\d\de[-+]\d+", label) for label in labels), labels
+    written = re.compile(r"0|\d,\d\d\u202f×\u202f10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+|\d+,\d+")
+    assert labels and all(written.fullmatch(label) for label in labels), labels
     verdict = page.text_content("#depth-verdict")
-    assert re.search(r"\d,\d+e-\d", verdict) and not re.search(r"\d\.\d+e-\d", verdict), verdict
+    assert re.search(r"\d,\d+\u202f×\u202f10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]", verdict) and not re.search(r"\d\.\d", verdict), verdict

@@ -80,8 +80,9 @@ export function alignedFigure({ chars, z }) {
     colorscale: PUOR,
     xgap: 2,
     ygap: 2,
-    hovertemplate: "%{y} · %{x}: %{z:.3g}<extra></extra>",
-    colorbar: { thickness: 10, outlinewidth: 0, tickformat: ".1~e", tickfont: { size: 11, color: MUTED } },
+    hovertemplate: "%{y} · %{x}: %{z:.3~r}<extra></extra>", // ~r: plain decimals, never "3e-8"
+    // Plotly's 2×10⁻⁸ for rounding-sized gaps: a student reads powers of ten, not "2e-8".
+    colorbar: { thickness: 10, outlinewidth: 0, exponentformat: "power", tickfont: { size: 11, color: MUTED } },
   }];
   const layout = baseLayout({
     margin: { l: 8, r: 8, t: 8, b: 8 },

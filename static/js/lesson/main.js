@@ -5,7 +5,7 @@
 import { ApiError } from "../api.js";
 import { $, $$, clear, el, show } from "../dom.js";
 import { draw, purge } from "../draw.js";
-import { applyDict, fillRich, loadDict, sentences, setDict, tr } from "../i18n.js";
+import { applyDict, fillRich, labelled, loadDict, sentences, setDict, tr } from "../i18n.js";
 import { latest } from "../latest.js";
 import { KINDS, orderLabel } from "./kinds.js";
 import { redrawClass, startClassMode } from "./class.js";
@@ -454,8 +454,8 @@ function selftestChart(step) {
   const answers = answerOf(step.id)?.answers ?? {};
   const items = step.questions.map((q) => el("li", { className: "selftest-answer" }, [
     el("p", { className: "selftest-answer__q", text: tr(`selftest_${q.id}`) }),
-    el("p", { text: `${tr("summary_col_you")}: ${answers[q.id] ? tr(`selftest_${q.id}_choice_${answers[q.id]}`) : tr("summary_none")}` }),
-    el("p", { className: "selftest-answer__lesson", text: `${tr("selftest_lesson_says")}: ${tr(`selftest_${q.id}_answer`)}` }),
+    el("p", { text: labelled(tr("summary_col_you"), answers[q.id] ? tr(`selftest_${q.id}_choice_${answers[q.id]}`) : tr("summary_none")) }),
+    el("p", { className: "selftest-answer__lesson", text: labelled(tr("selftest_lesson_says"), tr(`selftest_${q.id}_answer`)) }),
   ]));
   return { name: "selftest", caption: tr("selftest_lesson_says"), alt: "", table: el("ol", { className: "selftest-answers" }, items) };
 }
