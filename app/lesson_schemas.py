@@ -91,6 +91,8 @@ class Verdict(BaseModel):
                                       "different steps: gap (float32, as /api/compare shows it), gap64 (the float64 "
                                       "rerun), largest_logit and rounding_limit (1e-9 of it): the gap is rounding when "
                                       "gap64 < rounding_limit.")
+    difference: Literal["rounding", "real"] | None = Field(description="The same/different steps: whether the "
+                                                         "last position's gap is rounding or real; else null.")
     aligned: Literal["rounding", "real"] | None = Field(description="When line B is a reordering of line A: whether "
                                                       "layer 1's last-row attention, aligned by character, differs by "
                                                       "more than rounding (float64 rerun, limit 1e-9); else null.")

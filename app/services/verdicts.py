@@ -62,6 +62,7 @@ def verdict(step_id: str, fields: dict, registry: ModelRegistry) -> dict:
     out.setdefault("accepted", [] if out["outcome"] is None else [out["outcome"]])
     out.setdefault("ties", [])
     out.setdefault("aligned", None)
+    out.setdefault("difference", None)
     own = step["setup"]
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own),
             "unknown": _unknown(registry, setup)}
@@ -193,7 +194,8 @@ def _judge_gap(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     rounding = figures["gap64"] < figures["rounding_limit"]
     same, different = GAP_STEPS[step_id]
     reason = gap_reason(ids_a, ids_b, rounding, model.config.position, setup["causal"], model.config.n_layer)
-    return {"outcome": same if rounding else different, "reason": reason, "figures": figures, "aligned": aligned}
+    return {"outcome": same if rounding else different, "reason": reason, "figures": figures, "aligned": aligned,
+            "difference": "rounding" if rounding else "real"}
 
 
 # ---- the other steps: one rule each -------------------------------------------------------------

@@ -77,6 +77,18 @@ export function postRelative(body, signal) {
   return postJson("/api/relative", body, signal);
 }
 
+/**
+ * What the model did at a lesson step, for the setup on screen: {outcome, accepted, reason, figures, ...}.
+ * setup: {a, b, position, weights, n_layer, n_head, causal}; trained weights fix their own shape.
+ */
+export function postVerdict(stepId, setup, signal) {
+  if (!setup) return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, {}, signal);
+  const body = { a: setup.a, position: setup.position, weights: setup.weights, causal: setup.causal };
+  if (setup.b !== null && setup.b !== undefined) body.b = setup.b;
+  if (setup.weights === "random") Object.assign(body, { n_layer: setup.n_layer, n_head: setup.n_head });
+  return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, body, signal);
+}
+
 const shipped = new Map();
 
 /** GET /api/{name} once per page ("positions", "training", "length", "head-split"); a failed fetch may be retried. */

@@ -75,6 +75,8 @@ def test_same_or_different_agrees_with_float64_numpy_at_every_setup(client, regi
         got = r.json()
         assert got["outcome"] == expected, (step, a, b, got)
         assert got["accepted"] == ([] if expected is None else [expected])
+        if expected is not None:
+            assert got["difference"] == ("rounding" if expected == GAP_STEPS[step][0] else "real")
         assert math.isclose(got["figures"]["gap64"], gap64, rel_tol=1e-6, abs_tol=1e-12), (a, b, got["figures"])
 
 

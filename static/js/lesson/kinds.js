@@ -1,23 +1,24 @@
-// What each kind of step asks the server, draws, and concludes. Every verdict and every sentence
-// to notice is computed here from the numbers the API returned for the setup on screen, so a
-// student who changes the lines gets a true answer, not a script.
+// What each kind of step asks the server, draws, and says. The verdict itself is the server's
+// (POST /api/lesson/{step}/verdict, app/services/verdicts.py): this file only words it in the page's
+// language beside the charts drawn from the same API, so a student who changes the setup gets a true
+// answer, and no threshold lives here.
 //
-// A kind: fetch(ctx, signal) -> data; judge(data, ctx) -> {outcome, text, value?};
-// charts(data, ctx) -> [{name, caption, alt, figure | table}]; notice, lesson, snippet -> text or "".
-// ctx = {step, setup, options}.
+// A kind: fetch(ctx, signal) -> data (with data.verdict); judge(data, ctx) -> {outcome, accepted, text,
+// value?, unknown}; charts(data, ctx) -> [{name, caption, alt, figure | table}]; notice, lesson, snippet ->
+// text or "". ctx = {step, setup, options}.
 
-import { getShipped, postCompare, postRelative } from "../api.js";
+import { getShipped, postCompare, postRelative, postVerdict } from "../api.js";
 import { el } from "../dom.js";
-import { grouped, sentences, tr } from "../i18n.js";
+import { grouped, labelled, num, sentences, tr } from "../i18n.js";
 import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../plots-results.js";
 import { splitExercises } from "../shipped.js";
-import { ROUNDING, alignLastRow, alignedFigure, gapBarsFigure } from "./figures.js";
+import { alignLastRow, alignedFigure, gapBarsFigure } from "./figures.js";
 
 const chars = (text) => [...(text ?? "")];
 const pct = (x) => (100 * x).toFixed(0);
-const fixed = (x, digits = 3) => Number(x).toFixed(digits);
+const fixed = (x, digits = 3) => num(Number(x).toFixed(digits)); // 4,517 in French
 const py = (text) => JSON.stringify(text); // a JSON string is a valid Python string literal
 const mean = (xs) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
@@ -31,34 +32,45 @@ export function compareBody(setup) {
   return body;
 }
 
-const fetchCompare = (ctx, signal) => postCompare(compareBody(ctx.setup), signal);
-
-/** Why the gap is what it is, from the setup alone: the reason a teacher would give. */
-function reason(setup, gap) {
-  const a = chars(setup.a);
-  const b = chars(setup.b);
-  if (setup.a === setup.b) return tr("reason_identical");
-  if (a.at(-1) !== b.at(-1)) return tr("reason_last", { x: visible(a.at(-1) ?? ""), y: visible(b.at(-1) ?? "") });
-  if ([...a].sort().join("") !== [...b].sort().join("")) return tr("reason_content");
-  const same = gap < ROUNDING;
-  if (setup.position !== "none") return same ? tr("reason_tiny") : tr("reason_position", { mode: modeLabel(setup.position) });
-  if (!setup.causal) return same ? tr("reason_nomask") : tr("reason_tiny");
-  if (setup.n_layer >= 2 || setup.weights === "trained") {
-    return same ? tr("reason_tiny") : tr("reason_mask", { n_layer: setup.n_layer ?? 2 });
-  }
-  return same ? tr("reason_blind") : tr("reason_tiny");
+/** The step's own data and the server's verdict on the same setup, fetched side by side: data.verdict. */
+function withVerdict(fetchData) {
+  return async (ctx, signal) => {
+    const [data, verdict] = await Promise.all([fetchData(ctx, signal), postVerdict(ctx.step.id, ctx.setup, signal)]);
+    return { ...data, verdict };
+  };
 }
 
-/** Steps that ask "same or different": outcome ids per step, e.g. nomask calls "same" "gone". */
-function gapKind({ outcomes = { same: "same", different: "different" }, bars, notice, lesson }) {
+/** What every kind's judge returns: the server's outcome, worded. */
+function judged(data, text, value) {
+  const v = data.verdict;
+  return { outcome: v.outcome, accepted: v.accepted, text, value, unknown: v.unknown };
+}
+
+const fetchCompare = withVerdict((ctx, signal) => postCompare(compareBody(ctx.setup), signal));
+
+/** Why the gap is what it is, in the words of the server's reason id. */
+function reason(verdict, setup) {
+  const a = chars(setup.a);
+  const b = chars(setup.b);
+  return tr(`reason_${verdict.reason}`, {
+    x: visible(a.at(-1) ?? ""), y: visible(b.at(-1) ?? ""), mode: modeLabel(setup.position),
+    n_layer: verdict.figures.n_layer,
+  });
+}
+
+/** Steps that ask "same or different" (or "stays or gone", "rounding or large"): the last position's gap. */
+function gapKind({ bars, notice, lesson }) {
   return {
     fetch: fetchCompare,
     judge(data, ctx) {
-      const gap = data.difference.with_position.max_abs;
-      const same = gap < ROUNDING;
-      const verdict = tr(same ? "verdict_same" : "verdict_different", { d: sci(gap) });
-      const text = sentences([verdict, reason(ctx.setup, gap)]);
-      return { outcome: outcomes[same ? "same" : "different"], text, value: gap };
+      const v = data.verdict;
+      const f = v.figures;
+      const numbers = v.difference
+        ? tr(v.difference === "rounding" ? "gap_rounding" : "gap_real", {
+          gap: sci(f.gap), gap64: sci(f.gap64), limit: sci(f.rounding_limit),
+        })
+        : "";
+      return judged(data, sentences([numbers, reason(v, ctx.setup)]), f.gap);
     },
     charts(data, ctx) {
       return [barsChart(bars(data, ctx)), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
@@ -72,7 +84,7 @@ function gapKind({ outcomes = { same: "same", different: "different" }, bars, no
 }
 
 function barsChart(items) {
-  const list = items.map((item) => `${item.label}: ${sci(item.value)}`).join("; ");
+  const list = items.map((item) => labelled(item.label, sci(item.value))).join(tr("list_sep"));
   return { name: "gap", caption: tr("chart_bars"), alt: tr("chart_bars_alt", { items: list }), figure: gapBarsFigure({ items }) };
 }
 
@@ -98,9 +110,11 @@ function alignedChart(data) {
 
 function alignedNotice(data) {
   const result = aligned(data);
-  if (!result) return tr("chart_aligned_missing");
+  if (!result || !data.verdict.aligned) return tr("chart_aligned_missing");
   const gap = Math.max(...result.z.flat().map(Math.abs));
-  return tr(gap < 1e-4 ? "notice_aligned" : "notice_aligned_moved", { gap: sci(gap) });
+  return tr(data.verdict.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
+    gap: sci(gap), gap64: sci(data.verdict.figures.aligned_gap64),
+  });
 }
 
 /** Line 0 (A) or 1 (B), one head of layer 1: the explorer's heatmap. */
@@ -121,17 +135,30 @@ function heatmapChart(data, lineIndex, head) {
   };
 }
 
+/** A mode as a bar's label says it: "no positions" rather than the mode's name "none". */
+const modePhrase = (position) => (position === "none" ? tr("mode_none_phrase") : modeLabel(position));
+
+/** The model on screen first, then the untrained models of 1 to 3 layers in the same mode, heads and mask. */
 function depthBars(data) {
-  return data.by_depth
-    .filter((row) => row.n_layer <= Math.max(2, data.model.n_layer))
-    .map((row) => ({ label: tr("bar_lesson_pair", { n_layer: row.n_layer }), value: row.with_position.max_abs }));
+  const model = data.model;
+  const mode = modePhrase(model.position);
+  const onScreen = {
+    label: tr(model.weights === "trained" ? "bar_model_trained" : "bar_model_random", { n_layer: model.n_layer, mode }),
+    value: data.difference.with_position.max_abs,
+    current: true,
+  };
+  const untrained = data.by_depth
+    .filter((row) => model.weights === "trained" || row.n_layer !== model.n_layer)
+    .map((row) => ({ label: tr("bar_depth", { n_layer: row.n_layer, mode }), value: row.with_position.max_abs }));
+  return [onScreen, ...untrained];
 }
 
 function depthNotice(data) {
-  const rows = depthBars(data);
-  const d1 = rows[0].value;
-  const dn = rows.at(-1).value;
-  return tr("notice_depth", { n_layer: rows.length, d1: sci(d1), dn: sci(dn), ratio: sci(dn / Math.max(d1, 1e-12)) });
+  const rows = data.by_depth;
+  return tr("notice_depth", {
+    n_layer: rows.at(-1).n_layer, d1: sci(rows[0].with_position.max_abs), dn: sci(rows.at(-1).with_position.max_abs),
+    mode: modeLabel(data.model.position),
+  });
 }
 
 function modelLines(setup) {
@@ -169,61 +196,66 @@ function gapSnippet(setup, data) {
 
 // ---- the kinds ---------------------------------------------------------------------------------
 
+/** The lesson's printed figure is for the step's own setup: beside another setup it only says so. */
+function lessonFigure(text) {
+  return (data, ctx) => (data.verdict.setup_is_lessons ? text(data, ctx) : tr("lesson_other_setup"));
+}
+
+const thisModelBar = (data) => [{ label: tr("bar_this"), value: data.difference.with_position.max_abs, current: true }];
+
 const order = gapKind({
-  bars: (data) => [{ label: tr("bar_this"), value: data.difference.with_position.max_abs }],
-  lesson: (data, ctx) => tr("order_lesson", { value: sci(ctx.step.lesson.value), ours: sci(data.difference.with_position.max_abs) }),
+  bars: thisModelBar,
+  lesson: lessonFigure((data, ctx) => tr("order_lesson", {
+    value: sci(ctx.step.lesson.value), ours: sci(data.difference.with_position.max_abs),
+  })),
 });
 
 const leak = gapKind({
   bars: depthBars,
   notice: depthNotice,
-  lesson: (data, ctx) => tr("leak_lesson", {
+  lesson: lessonFigure((data, ctx) => tr("leak_lesson", {
     value: sci(ctx.step.lesson.value), with: sci(ctx.step.lesson.with), ours: sci(data.difference.with_position.max_abs),
-  }),
+  })),
 });
 
-const nomask = gapKind({ outcomes: { same: "gone", different: "stays" }, bars: depthBars, notice: depthNotice });
+const nomask = gapKind({ bars: depthBars, notice: depthNotice });
 
-const pair = gapKind({ bars: (data) => [{ label: tr("bar_this"), value: data.difference.with_position.max_abs }] });
+const pair = gapKind({ bars: thisModelBar });
 
 const posemb = gapKind({
   bars: (data) => [
-    { label: tr("bar_without"), value: data.difference.without_position.max_abs },
-    { label: tr("bar_with"), value: data.difference.with_position.max_abs },
+    { label: tr("bar_without_positions"), value: data.difference.without_position.max_abs },
+    { label: tr("bar_with_positions", { mode: modeLabel(data.model.position) }), value: data.difference.with_position.max_abs, current: true },
   ],
   notice: (data) => tr("notice_posemb", {
     without: sci(data.difference.without_position.max_abs),
     with: sci(data.difference.with_position.max_abs),
-    ratio: sci(data.difference.with_position.max_abs / Math.max(data.difference.without_position.max_abs, 1e-12)),
+    mode: modeLabel(data.model.position),
   }),
-  lesson: (data, ctx) => tr("posemb_lesson", {
+  lesson: lessonFigure((data, ctx) => tr("posemb_lesson", {
     value: sci(ctx.step.lesson.value), without: sci(ctx.step.lesson.without),
     ours: sci(data.difference.with_position.max_abs), ours_without: sci(data.difference.without_position.max_abs),
-  }),
+  })),
 });
 
-const ex1 = gapKind({ outcomes: { same: "rounding", different: "large" }, bars: depthBars, notice: depthNotice });
+const ex1 = gapKind({ bars: depthBars, notice: depthNotice });
 
 /** The 129th character: the server's own refusal is the answer. */
 const limit = {
-  async fetch(ctx, signal) {
+  // The verdict says whether the model takes the line; /api/compare's answer is only asked to show the refusal
+  // happens (a 422 naming the line) or not. An empty line is refused by both, and the page says so as an error.
+  fetch: withVerdict(async (ctx, signal) => {
     try {
-      return { ok: await fetchCompare(ctx, signal) };
+      return { ok: await postCompare(compareBody(ctx.setup), signal) };
     } catch (error) {
-      if (error?.fields?.length) return { refused: error.fields[0] };
+      if (error?.fields?.some((e) => e.type === "too_many_positions")) return { refused: true };
       throw error;
     }
-  },
+  }),
   judge(data, ctx) {
-    const n = Math.max(chars(ctx.setup.a).length, chars(ctx.setup.b).length);
-    const rows = ctx.options.max_chars.learned;
-    // Refused for another rule (an empty line): say so, without claiming anything about the table.
-    if (data.refused && n <= ctx.options.max_chars[ctx.setup.position]) return { outcome: null, text: data.refused.msg, value: n };
-    if (data.refused) return { outcome: "error", text: tr("limit_error", { msg: data.refused.msg, pos: n - 1 }), value: n };
-    if (ctx.setup.position !== "learned" && n > rows) {
-      return { outcome: "works", text: tr("limit_other", { mode: modeLabel(ctx.setup.position), n, max: ctx.options.max_chars[ctx.setup.position] }), value: n };
-    }
-    return { outcome: null, text: tr("limit_ok", { n, rows, more: rows - n + 1 }), value: n };
+    const f = data.verdict.figures;
+    const vars = { n: f.n, rows: f.rows, max: f.max, pos: f.n - 1, last: f.rows - 1, more: f.more, mode: modeLabel(ctx.setup.position) };
+    return judged(data, tr(`limit_${data.verdict.reason}`, vars), f.n);
   },
   charts: () => [],
   notice: () => "",
@@ -237,33 +269,23 @@ const limit = {
   ].join("\n"),
 };
 
-/** The trained pos_emb's rows compared by cosine: neighbours against rows 32 or more apart. */
-function tableNumbers(matrix) {
-  const n = matrix.length;
-  const adj = mean(matrix.slice(0, n - 1).map((row, i) => row[i + 1]));
-  const far = [];
-  let min = 1;
-  matrix.forEach((row, i) => row.forEach((v, j) => {
-    if (Math.abs(i - j) >= 32) far.push(v);
-    min = Math.min(min, v);
-  }));
-  return { adj, far: mean(far), min };
-}
-
 const table = {
-  fetch: () => getShipped("positions"),
+  fetch: withVerdict(() => getShipped("positions")),
   judge(data) {
-    if (!data.learned) return { outcome: null, text: tr("sim_learned_empty") };
-    const { adj, far, min } = tableNumbers(data.learned);
-    const outcome = min > 0.9 ? "equal" : adj - far > 0.2 ? "neighbours" : "unrelated";
-    return { outcome, text: tr("table_verdict", { adj: fixed(adj, 2), far: fixed(far, 2) }), value: adj };
+    const f = data.verdict.figures;
+    if (!data.learned || data.verdict.outcome === null) return judged(data, tr("sim_learned_empty"));
+    const text = sentences([
+      tr("table_verdict", { adj: fixed(f.neighbours, 2), far: fixed(f.far, 2) }),
+      tr("table_rhythm", { period: f.period, c: fixed(f.at_period, 2) }),
+    ]);
+    return judged(data, text, f.neighbours);
   },
   charts(data) {
-    if (!data.learned) return [];
-    const { adj, far } = tableNumbers(data.learned);
+    if (!data.learned || data.verdict.outcome === null) return [];
+    const f = data.verdict.figures;
     return [{
       name: "similarity", caption: tr("chart_similarity"),
-      alt: tr("chart_similarity_alt", { adj: fixed(adj, 2), far: fixed(far, 2) }),
+      alt: tr("chart_similarity_alt", { adj: fixed(f.neighbours, 2), far: fixed(f.far, 2) }),
       figure: similarityFigure({ matrix: data.learned }),
     }];
   },
@@ -289,16 +311,15 @@ const degrees = (radians) => (radians * 180) / Math.PI;
 const rotate = {
   fetch: fetchCompare,
   judge(data, ctx) {
-    const r = data.rope;
-    if (!r) return { outcome: null, text: tr("reason_position", { mode: modeLabel(ctx.setup.position) }) };
-    const last = r.theta.length - 1;
-    const n = r.angles.length;
-    const outcome = r.theta[0] > r.theta[last] ? "first" : r.theta[0] < r.theta[last] ? "last" : "equal";
+    const f = data.verdict.figures;
+    if (data.verdict.outcome === null) return judged(data, tr("reason_not_rope", { mode: modeLabel(ctx.setup.position) }));
+    const last = f.pairs - 1;
+    const n = data.rope.angles.length;
     const text = tr("rotate_verdict", {
-      deg0: degrees(r.theta[0]).toPrecision(3), degl: degrees(r.theta[last]).toPrecision(3), last, n,
-      tot0: degrees(r.theta[0] * (n - 1)).toFixed(0), totl: degrees(r.theta[last] * (n - 1)).toPrecision(3),
+      deg0: num(degrees(f.theta_first).toPrecision(3)), degl: num(degrees(f.theta_last).toPrecision(3)), last, n,
+      tot0: grouped(Math.round(degrees(f.theta_first * (n - 1)))), totl: num(degrees(f.theta_last * (n - 1)).toPrecision(3)),
     });
-    return { outcome, text, value: r.theta[0] };
+    return judged(data, text, f.theta_first);
   },
   charts(data) {
     const r = data.rope;
@@ -330,24 +351,19 @@ function spread(values) {
 }
 
 const relative = {
-  fetch(ctx, signal) {
+  fetch: withVerdict((ctx, signal) => {
     const [first, second] = chars(ctx.setup.a);
     if (!first || !second) return Promise.resolve({ tooShort: true });
     return postRelative({ first, second, weights: ctx.setup.weights }, signal);
-  },
+  }),
   judge(data) {
-    if (data.tooShort) return { outcome: null, text: tr("relative_need_two") };
-    const rope = spread(data.scores.rope[0][0]);
-    const learned = spread(data.scores.learned[0][0]);
-    const flat = (s, ref) => s < 1e-3 * Math.max(1, ref);
-    const scale = Math.max(...data.scores.learned[0][0].map(Math.abs));
-    const ropeFlat = flat(rope, scale);
-    const learnedFlat = flat(learned, scale);
-    const outcome = ropeFlat && learnedFlat ? "both" : ropeFlat ? "rope" : learnedFlat ? "learned" : "neither";
+    if (data.tooShort) return judged(data, tr("relative_need_two"));
+    const f = data.verdict.figures;
     const text = tr("relative_verdict", {
-      first: visible(data.first), second: visible(data.second), last: data.starts.at(-1), rope: sci(rope), learned: sci(learned),
+      first: visible(data.first), second: visible(data.second), last: data.starts.at(-1),
+      rope: sci(f.spread_rope), learned: sci(f.spread_learned),
     });
-    return { outcome, text, value: rope };
+    return judged(data, text, f.spread_rope);
   },
   charts(data) {
     if (data.tooShort) return [];
@@ -379,12 +395,14 @@ function ropeLength(data) {
 }
 
 const length = {
-  fetch: () => getShipped("length"),
+  fetch: withVerdict(() => getShipped("length")),
   judge(data) {
-    const r = ropeLength(data);
-    if (!r) return { outcome: null, text: tr("results_empty") };
-    const outcome = r.after - r.before > 0.05 ? "rises" : r.before - r.after > 0.05 ? "falls" : "flat";
-    return { outcome, text: tr("length_verdict", { before: fixed(r.before), after: fixed(r.after) }), value: r.after };
+    const f = data.verdict.figures;
+    if (data.verdict.outcome === null) return judged(data, tr("results_empty"));
+    const text = tr("length_verdict", {
+      before: fixed(f.before), after: fixed(f.after), n: f.train_length, last: f.train_length - 1, end: f.length - 1,
+    });
+    return judged(data, text, f.after);
   },
   charts(data) {
     const r = ropeLength(data);
@@ -417,18 +435,15 @@ const length = {
 };
 
 const split = {
-  async fetch(ctx, signal) {
+  fetch: withVerdict(async (ctx, signal) => {
     const response = await fetch("/api/head-split?n_embd=32&n_head=4&length=5", { signal, headers: { Accept: "application/json" } });
     if (!response.ok) throw new Error(`/api/head-split: HTTP ${response.status}`);
     return response.json();
-  },
+  }),
   judge(data) {
-    const p1 = data.params.find((p) => p.n_head === 1);
-    const p4 = data.params.find((p) => p.n_head === 4);
-    const total = (p) => p.qkv + p.proj;
-    const outcome = total(p4) > 2 * total(p1) ? "more" : 2 * total(p4) < total(p1) ? "fewer" : "same";
-    const text = tr("split_verdict", { qkv1: p1.qkv, proj1: p1.proj, qkv4: p4.qkv, proj4: p4.proj });
-    return { outcome, text, value: total(p4) };
+    const f = data.verdict.figures;
+    const text = tr("split_verdict", { qkv1: grouped(f.qkv1), proj1: grouped(f.proj1), qkv4: grouped(f.qkv4), proj4: grouped(f.proj4) });
+    return judged(data, text, f.qkv4 + f.proj4);
   },
   charts(data) {
     const shape = (s) => `(${s.join(", ")})`;
@@ -459,32 +474,25 @@ const split = {
   ].join("\n"),
 };
 
-/** Per head of layer 1 on line A: weight on the previous character and on itself; pairwise distance. */
+/** Per head of layer 1 on line A: the mean weight on the previous character and on itself (what to look at). */
 function headNumbers(data) {
   const heads = data.lines[0].attention[0]; // [head][query][key]
   const T = heads[0].length;
-  const stats = heads.map((m) => ({
+  return heads.map((m) => ({
     prev: T > 1 ? mean(m.slice(1).map((row, q) => row[q])) : 0,
     self: mean(m.map((row, q) => row[q])),
   }));
-  let worst = { tv: 0, h1: 1, h2: 1 };
-  for (let i = 0; i < heads.length; i += 1) {
-    for (let j = i + 1; j < heads.length; j += 1) {
-      const tv = mean(heads[i].map((row, q) => 0.5 * row.reduce((s, w, k) => s + Math.abs(w - heads[j][q][k]), 0)));
-      if (tv > worst.tv) worst = { tv, h1: i + 1, h2: j + 1 };
-    }
-  }
-  return { stats, worst };
 }
 
 const heads = {
   fetch: fetchCompare,
   judge(data) {
-    const { worst } = headNumbers(data);
-    return { outcome: worst.tv > 0.25 ? "differ" : "alike", text: tr("heads_verdict", { ...worst, tv: pct(worst.tv) }), value: worst.tv };
+    const f = data.verdict.figures;
+    if (data.verdict.outcome === null) return judged(data, tr("reason_one_head"));
+    return judged(data, tr("heads_verdict", { h1: f.h1, h2: f.h2, tv: pct(f.distance) }), f.distance);
   },
   charts: (data) => data.lines[0].attention[0].map((_, h) => heatmapChart(data, 0, h)),
-  notice: (data) => sentences(headNumbers(data).stats
+  notice: (data) => sentences(headNumbers(data)
     .map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) }))),
   snippet: (ctx) => [
     "import torch",
@@ -507,17 +515,24 @@ export function orderLabel(order, key) {
 
 function trainingKind(key) {
   const runsOf = (data) => splitExercises(data.runs ?? [])[key];
-  const name = (run) => (key === "heads" ? String(run.n_head) : run.position);
   const label = (run) => (key === "heads" ? headsLabel(run.n_head) : modeLabel(run.position));
   const listOf = (runs) => runs.map((r) => `${label(r)} ${fixed(finalLoss(r))}`).join(tr("list_sep"));
+  const labelOf = (id) => (key === "heads" ? headsLabel(Number(id)) : modeLabel(id));
   return {
-    fetch: () => getShipped("training"),
+    fetch: withVerdict(() => getShipped("training")),
     judge(data, ctx) {
       const runs = runsOf(data);
-      if (!runs.length) return { outcome: null, text: tr("results_empty") };
-      const sorted = [...runs].sort((a, b) => finalLoss(a) - finalLoss(b));
-      const outcome = sorted.map(name).join("<");
-      return { outcome, text: tr(`${ctx.step.id}_verdict`, { list: listOf(runs), order: orderLabel(outcome, key) }) };
+      const v = data.verdict;
+      if (!runs.length || v.outcome === null) return judged(data, tr("results_empty"));
+      const f = v.figures;
+      // Two runs closer than their noise: one run each cannot order them, and either order counts.
+      const ties = v.ties.map(([x, y]) => tr("training_tie", {
+        x: labelOf(x), y: labelOf(y), d: fixed(Math.abs(f[`loss_${x}`] - f[`loss_${y}`])),
+        noise: fixed(2 * Math.hypot(f[`noise_${x}`], f[`noise_${y}`])),
+      }));
+      return judged(data, sentences([
+        tr(`${ctx.step.id}_verdict`, { list: listOf(runs), order: orderLabel(v.outcome, key) }), ...ties,
+      ]));
     },
     charts(data) {
       const runs = runsOf(data);
