@@ -46,7 +46,8 @@ class CausalSelfAttention(nn.Module):
         self.attn_drop = nn.Dropout(cfg.dropout)
         self.resid_drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, rope=None, causal=True):
+    def forward(self, x, rope=None, causal=True, off=None):
+        """off: None, or a (B, nh) bool tensor of the heads whose output is zeroed before proj."""
         B, T, C = x.size()
         q, k, v = self.qkv(x).split(C, dim=2)  # 3 x (B, T, C)
         # Split into heads: (B, T, C) -> (B, nh, T, hs)
@@ -56,6 +57,10 @@ class CausalSelfAttention(nn.Module):
             q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         y, pattern, scores = attention(q, k, v, causal)
         y = self.attn_drop(y)
+        if off is not None:
+            # A head turned off gives zeros to proj (TransformerLens's zero-ablation of hook_z); its pattern is
+            # still computed. masked_fill returns a new tensor: no weight and no other row changes.
+            y = y.masked_fill(off.view(B, self.n_head, 1, 1), 0.0)  # (B, nh, T, hs)
         y = y.transpose(1, 2).contiguous().view(B, T, C)  # heads back side by side: (B, T, C)
         return self.resid_drop(self.proj(y)), pattern, scores
 
@@ -82,8 +87,8 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(cfg.n_embd)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, rope=None, causal=True):
-        a, pattern, scores = self.attn(self.ln_1(x), rope, causal)
+    def forward(self, x, rope=None, causal=True, off=None):
+        a, pattern, scores = self.attn(self.ln_1(x), rope, causal, off)
         x = x + a
         x = x + self.mlp(self.ln_2(x))
         return x, pattern, scores
@@ -176,26 +181,29 @@ class GPT(nn.Module):
             else:
                 nn.init.zeros_(p)
 
-    def forward(self, idx, targets=None, start=0, use_position=True):
-        """idx (B, T) -> logits (B, T, vocab_size), and the loss when targets (B, T) are given."""
-        logits = self._run(idx, start, use_position, causal=True).logits
+    def forward(self, idx, targets=None, start=0, use_position=True, heads_off=None):
+        """idx (B, T) -> logits (B, T, vocab_size), and the loss when targets (B, T) are given.
+        heads_off: as in trace."""
+        logits = self._run(idx, start, use_position, causal=True, heads_off=heads_off).logits
         loss = None
         if targets is not None:
             loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
         return logits, loss
 
     @torch.no_grad()
-    def trace(self, idx, start=0, use_position=True, causal=True, logits_at=None) -> Trace:
+    def trace(self, idx, start=0, use_position=True, causal=True, logits_at=None, heads_off=None) -> Trace:
         """One inference pass that keeps every layer's attention and residual stream.
 
         causal=False removes the mask (full attention), for the position-leak control.
         use_position may also be a (B,) bool tensor, so one batch can hold rows with and
         rows without position information. logits_at, a (B,) tensor of positions, computes
         the output head only there (trace.logits is then (B, 1, vocab_size)): the head is
-        the largest matmul, and the app needs only each line's last position."""
-        return self._run(idx, start, use_position, causal, logits_at)
+        the largest matmul, and the app needs only each line's last position.
+        heads_off, a bool tensor (n_layer, n_head) or (B, n_layer, n_head) for one set per row, turns
+        heads off: their output is zeroed before proj. None (or all False) computes the model as it is."""
+        return self._run(idx, start, use_position, causal, logits_at, heads_off)
 
-    def _run(self, idx, start, use_position, causal, logits_at=None) -> Trace:
+    def _run(self, idx, start, use_position, causal, logits_at=None, heads_off=None) -> Trace:
         cfg = self.config
         B, T = idx.size()
         if start < 0 or start + T > cfg.max_positions:
@@ -213,9 +221,14 @@ class GPT(nn.Module):
             # Rows without positions turn by angle 0 (cos 1, sin 0): the rotation is then exactly the identity.
             k = keep.view(B, 1, 1, 1)
             rope = (torch.where(k, self.rope_cos[pos], 1.0), torch.where(k, self.rope_sin[pos], 0.0))  # (B,1,T,hs/2)
+        if heads_off is not None:
+            heads_off = torch.as_tensor(heads_off, dtype=torch.bool, device=idx.device)
+            assert heads_off.shape[-2:] == (cfg.n_layer, cfg.n_head), \
+                f"heads_off must end in (n_layer, n_head) = ({cfg.n_layer}, {cfg.n_head}), got {tuple(heads_off.shape)}"
+            heads_off = heads_off.expand(B, cfg.n_layer, cfg.n_head)  # (B, n_layer, nh)
         trace = Trace(None, x, [], [], [])
-        for block in self.blocks:
-            x, pattern, scores = block(x, rope, causal)
+        for layer, block in enumerate(self.blocks):
+            x, pattern, scores = block(x, rope, causal, None if heads_off is None else heads_off[:, layer])
             trace.attention.append(pattern)
             trace.scores.append(scores)
             trace.residual.append(x)

@@ -1,0 +1,135 @@
+"""Turning heads off (heads_off): a head's output is zeroed before proj, and nothing else changes."""
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from model import GPT, GPTConfig
+
+
+def tiny(position="learned", n_layer=2, n_head=4, n_embd=32, seed=0):
+    cfg = GPTConfig(vocab_size=20, block_size=32, n_layer=n_layer, n_head=n_head, n_embd=n_embd, position=position)
+    return GPT(cfg, seed=seed).eval()
+
+
+IDX = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3]])
+
+
+def off_mask(model, *pairs):
+    """(n_layer, n_head) bool, True at the 0-based (layer, head) pairs."""
+    mask = torch.zeros(model.config.n_layer, model.config.n_head, dtype=torch.bool)
+    for layer, head in pairs:
+        mask[layer, head] = True
+    return mask
+
+
+def hooked_logits(model, idx, pairs):
+    """The independent computation the issue asks for: a forward pre-hook zeroes each head's slice of
+    proj's input, (B, T, C) with head h at columns h*hs..(h+1)*hs, on the same weights."""
+    hs = model.config.head_size
+    handles = []
+    for layer, head in pairs:
+        def zero(module, args, head=head):
+            y = args[0].clone()
+            y[..., head * hs:(head + 1) * hs] = 0.0
+            return (y,)
+        handles.append(model.blocks[layer].attn.proj.register_forward_pre_hook(zero))
+    try:
+        with torch.no_grad():
+            return model.trace(idx).logits
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def manual_logits(model, idx, pairs):
+    """The whole forward pass written again with plain tensor operations in float64, reading only the
+    weights: q, k, v per head by hand, and a head that is off contributes zeros to proj."""
+    cfg = model.config
+    w = {k: v.double() for k, v in model.state_dict().items()}
+    hs, T = cfg.head_size, idx.size(1)
+
+    def ln(x, name):
+        return F.layer_norm(x, (cfg.n_embd,), w[name + ".weight"], w[name + ".bias"])
+
+    x = w["tok_emb.weight"][idx[0]] + w["pos_emb.weight"][:T]  # (T, C)
+    for layer in range(cfg.n_layer):
+        p = f"blocks.{layer}."
+        h_in = ln(x, p + "ln_1")
+        qkv = h_in @ w[p + "attn.qkv.weight"].T + w[p + "attn.qkv.bias"]
+        q, k, v = qkv.split(cfg.n_embd, dim=1)
+        heads = []
+        for h in range(cfg.n_head):
+            cols = slice(h * hs, (h + 1) * hs)
+            s = q[:, cols] @ k[:, cols].T / math.sqrt(hs)
+            s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+            out = s.softmax(-1) @ v[:, cols]
+            heads.append(torch.zeros_like(out) if (layer, h) in pairs else out)
+        y = torch.cat(heads, dim=1)  # (T, C)
+        x = x + y @ w[p + "attn.proj.weight"].T + w[p + "attn.proj.bias"]
+        m = ln(x, p + "ln_2") @ w[p + "mlp.fc.weight"].T + w[p + "mlp.fc.bias"]
+        x = x + F.gelu(m) @ w[p + "mlp.proj.weight"].T + w[p + "mlp.proj.bias"]
+    return ln(x, "ln_f") @ w["tok_emb.weight"].T
+
+
+@pytest.mark.parametrize("position", ["learned", "rope", "none"])
+def test_no_head_off_is_bitwise_the_model_as_it_is(position):
+    model = tiny(position)
+    before = model.trace(IDX)
+    for heads_off in (None, off_mask(model)):
+        after = model.trace(IDX, heads_off=heads_off)
+        assert torch.equal(after.logits, before.logits)
+        assert all(torch.equal(a, b) for a, b in zip(after.attention, before.attention))
+    assert torch.equal(model(IDX, heads_off=off_mask(model))[0], model(IDX)[0])
+
+
+@pytest.mark.parametrize("pairs", [[(0, 1)], [(1, 3)], [(0, 0), (1, 2)]])
+def test_a_head_off_equals_zeroing_its_slice_before_proj(pairs):
+    model = tiny()
+    got = model.trace(IDX, heads_off=off_mask(model, *pairs)).logits
+    assert not torch.allclose(got, model.trace(IDX).logits, atol=1e-4), "turning a head off must change the output"
+    # Same kernels on the same tensor: the hook gives the very same numbers.
+    assert torch.equal(got, hooked_logits(model, IDX, pairs))
+    torch.testing.assert_close(got.double(), manual_logits(model, IDX, pairs).unsqueeze(0), atol=1e-5, rtol=1e-5)
+
+
+def test_an_off_heads_pattern_is_still_computed_and_earlier_layers_do_not_change():
+    model = tiny()
+    on, off = model.trace(IDX), model.trace(IDX, heads_off=off_mask(model, (1, 2)))
+    assert torch.equal(off.attention[1], on.attention[1])  # layer 2's patterns are read before its output
+    assert torch.equal(off.residual[0], on.residual[0])  # layer 1 runs before the head that is off
+
+
+def test_weights_are_unchanged():
+    model = tiny()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    model.trace(IDX, heads_off=off_mask(model, (0, 0), (1, 1)))
+    model(IDX, heads_off=off_mask(model, (1, 3)))
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+def test_one_row_per_set_of_heads_off_in_one_batch():
+    model = tiny()
+    sets = [[], [(0, 1)], [(1, 0), (1, 3)]]
+    batch = model.trace(IDX.expand(len(sets), -1), heads_off=torch.stack([off_mask(model, *s) for s in sets])).logits
+    for row, pairs in enumerate(sets):
+        torch.testing.assert_close(batch[row], model.trace(IDX, heads_off=off_mask(model, *pairs)).logits[0])
+
+
+def test_one_model_serves_concurrent_calls_with_different_heads_off():
+    model = tiny()
+    sets = [[], [(0, 0)], [(0, 3)], [(1, 1)], [(0, 2), (1, 2)]] * 8
+    alone = {tuple(s): model.trace(IDX, heads_off=off_mask(model, *s)).logits for s in sets}
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda s: model.trace(IDX, heads_off=off_mask(model, *s)).logits, sets))
+    assert all(torch.equal(g, alone[tuple(s)]) for g, s in zip(got, sets))
+
+
+def test_a_mask_of_the_wrong_shape_is_refused():
+    model = tiny()
+    with pytest.raises(AssertionError, match=r"\(n_layer, n_head\) = \(2, 4\)"):
+        model.trace(IDX, heads_off=torch.zeros(2, 8, dtype=torch.bool))
