@@ -5,8 +5,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.cache import ResponseCache
 from app.registry import ModelRegistry
+from app.response_cache import ResponseCache
 from app.settings import Settings
 from app.vendor import VendoredScript
 

@@ -14,11 +14,12 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
 from app import docs
-from app.cache import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES, Batcher, ResponseCache
+from app.batcher import Batcher
+from app.encoding import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES
 from app.errors import InputError
 from app.middleware import GuardMiddleware
 from app.registry import ModelRegistry
-from app.repeats import RepeatedRequestMiddleware
+from app.response_cache import ResponseCache
 from app.routes import api, classes, health, lesson, pages
 from app.services.class_events import Broadcaster
 from app.services.classes import ClassError, Classes, JoinGuard
@@ -78,8 +79,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lesson.router)
     app.include_router(classes.router)
     app.include_router(classes.qr_router)
-    # Added first, so the gzip and guard middlewares added after it wrap it (app.repeats says why).
-    app.add_middleware(RepeatedRequestMiddleware, paths=api.REMEMBERING)
     # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL,
                        thread_minimum_size=GZIP_THREAD_MIN_BYTES)

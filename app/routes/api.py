@@ -6,7 +6,6 @@ from fastapi import APIRouter, Query, Request
 
 from app.deps import Cache, Registry
 from app.head_schemas import HeadResults
-from app.repeats import sent_key
 from app.responses import JSONBytes, NumpyJSONResponse, encoded_json
 from app.schemas import (
     ERROR_RESPONSES,
@@ -36,8 +35,7 @@ async def post_compare(req: CompareRequest, request: Request):
     # The cache and the batcher straight from app.state, not by Depends: each dependency costs about
     # 10 us, a tenth of a cached answer's time on the event loop.
     state = request.app.state
-    sent = sent_key(request.scope, await request.body())  # FastAPI has read the body: this is its copy
-    answer = await state.cache.answer_batched("compare", req, state.batcher, sent)
+    answer = await state.cache.answer_batched("compare", req, state.batcher)
     return await encoded_json(answer, request.headers)
 
 
@@ -58,8 +56,7 @@ def get_rope(query: Annotated[RopeQuery, Query()]):
 async def post_relative(req: RelativeRequest, request: Request, registry: Registry, cache: Cache):
     """Two characters, one after the other, moved along the line: the score of the second's query on
     the first's key at each absolute start, for each position mode. Flat under rope and none."""
-    sent = sent_key(request.scope, await request.body())
-    answer = await cache.answer("relative", req, lambda: relative_scores(req, registry), sent)
+    answer = await cache.answer("relative", req, lambda: relative_scores(req, registry))
     return await encoded_json(answer, request.headers)
 
 
@@ -86,7 +83,3 @@ def get_heads(registry: Registry):
     """What each head of the trained models looks at, measured once on the whole validation split:
     attention by offset, on punctuation, one line up; and one sentence per head in each language."""
     return shipped_results(registry, "heads", empty={"models": []})
-
-
-# The routes above that tell the cache what their answers were sent as: app.repeats answers their repeats.
-REMEMBERING = frozenset(route.path for route in router.routes if route.endpoint in (post_compare, post_relative))

@@ -9,7 +9,8 @@ import httpx
 import pytest
 import torch
 
-from app.cache import Batcher, encode
+from app.batcher import Batcher
+from app.encoding import encode
 from app.errors import InputError
 from app.main import create_app
 from app.schemas import CompareRequest

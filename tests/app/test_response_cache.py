@@ -1,12 +1,16 @@
+"""The response cache, seen from outside: which requests run the model, and what each gets back."""
+
 import asyncio
 
 import pytest
 
-from app.cache import Encoded, ResponseCache
+from app.batcher import Batcher
+from app.response_cache import ResponseCache
 from app.schemas import CompareRequest
 
 
 def answer(cache, req, value):
+    """(the answer's JSON, how many times the model ran for it)."""
     calls = []
 
     def compute():
@@ -23,14 +27,45 @@ def test_equal_requests_share_one_computation():
     assert answer(cache, CompareRequest(line_a="白日依山尽", seed=0), {"x": 2}) == (b'{"x":1}', 0)
 
 
-def test_the_cache_is_bounded_by_count_and_bytes():
-    cache = ResponseCache(size=2, max_bytes=1000)
-    for seed in range(3):
+def test_the_same_request_on_another_route_is_another_answer():
+    cache = ResponseCache(size=4)
+    asyncio.run(cache.answer("compare", CompareRequest(), lambda: "compare"))
+    assert asyncio.run(cache.answer("relative", CompareRequest(), lambda: "relative")).json == b'"relative"'
+
+
+def test_the_least_recently_used_answer_goes_first():
+    cache = ResponseCache(size=2)
+    for seed in (0, 1):
         answer(cache, CompareRequest(seed=seed), {"seed": seed})
-    assert answer(cache, CompareRequest(seed=0), {"seed": "again"})[1] == 1  # evicted: oldest first
+    assert answer(cache, CompareRequest(seed=0), "unused")[1] == 0  # 0 is now the most recently used
+    answer(cache, CompareRequest(seed=2), {"seed": 2})  # a third answer: 1 goes
+    assert answer(cache, CompareRequest(seed=0), "unused") == (b'{"seed":0}', 0)
+    assert answer(cache, CompareRequest(seed=1), {"seed": "again"}) == (b'{"seed":"again"}', 1)
+
+
+def test_the_cache_is_bounded_by_bytes():
+    cache = ResponseCache(size=100, max_bytes=1000)
+    for seed in range(12):  # 12 answers of 92 bytes: over 1,000 bytes, so the oldest ones go
+        answer(cache, CompareRequest(seed=seed), "x" * 90)
+    assert answer(cache, CompareRequest(seed=0), "x" * 90)[1] == 1
+    assert answer(cache, CompareRequest(seed=11), "x" * 90)[1] == 0
     big = "x" * 200  # over a tenth of max_bytes: never kept
-    assert answer(cache, CompareRequest(seed=9), big)[1] == 1
-    assert answer(cache, CompareRequest(seed=9), big)[1] == 1
+    assert answer(cache, CompareRequest(seed=99), big)[1] == 1
+    assert answer(cache, CompareRequest(seed=99), big)[1] == 1
+
+
+def test_size_zero_keeps_and_shares_nothing():
+    cache = ResponseCache(size=0)
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"ok": True}
+
+    async def burst():
+        return await asyncio.gather(*(cache.answer("compare", CompareRequest(), compute) for _ in range(3)))
+
+    assert {a.json for a in asyncio.run(burst())} == {b'{"ok":true}'} and len(calls) == 3
 
 
 def test_simultaneous_equal_requests_run_the_model_once():
@@ -49,8 +84,6 @@ def test_simultaneous_equal_requests_run_the_model_once():
 
 
 def test_an_error_reaches_every_waiter_and_is_not_cached():
-    import pytest
-
     cache = ResponseCache(size=8)
 
     def fail():
@@ -63,11 +96,10 @@ def test_an_error_reaches_every_waiter_and_is_not_cached():
     assert [type(e) for e in asyncio.run(burst())] == [ValueError] * 3
     with pytest.raises(ValueError):
         asyncio.run(cache.answer("compare", CompareRequest(), fail))
+    assert answer(cache, CompareRequest(), {"ok": True}) == (b'{"ok":true}', 1)
 
 
 def test_equal_batched_misses_join_one_batch_item_and_are_then_cached():
-    from app.cache import Batcher
-
     items = []
 
     def run_many(reqs):
@@ -85,76 +117,3 @@ def test_equal_batched_misses_join_one_batch_item_and_are_then_cached():
     first, again, sizes = asyncio.run(burst())
     assert first == [b'{"seed":0}', b'{"seed":1}'] * 5 and again == b'{"seed":1}'
     assert [r.seed for r in items] == [0, 1] and sizes == {2: 1}
-
-
-def test_a_cached_answer_is_gzipped_once_for_every_client_that_accepts_gzip(client):
-    import gzip
-
-    import orjson
-
-    body = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned", "seed": 7, "weights": "random"}
-    plain = client.post("/api/compare", json=body, headers={"Accept-Encoding": "identity"})
-    first = client.post("/api/compare", json=body, headers={"Accept-Encoding": "gzip, deflate"})
-    again = client.post("/api/compare", json=body, headers={"Accept-Encoding": "gzip"})
-    assert plain.status_code == first.status_code == again.status_code == 200
-    assert "content-encoding" not in plain.headers and plain.headers["vary"] == "Accept-Encoding"
-    for zipped in (first, again):
-        assert zipped.headers["content-encoding"] == "gzip" and zipped.headers["vary"] == "Accept-Encoding"
-        assert zipped.headers["content-type"] == "application/json"
-        assert zipped.content == plain.content  # httpx undoes the gzip
-        # One gzip layer, the whole answer: the middleware left the kept form alone.
-        assert int(zipped.headers["content-length"]) == len(gzip.compress(plain.content, compresslevel=5, mtime=0))
-    assert orjson.loads(plain.content)["model"]["seed"] == 7
-    key = "compare " + CompareRequest(**body).model_dump_json()
-    kept = client.app.state.cache._items[key]
-    assert kept.json == plain.content and asyncio.run(kept.gzip()) is asyncio.run(kept.gzip())
-
-
-def test_a_large_answer_is_gzipped_in_a_thread_off_the_event_loop(monkeypatch):
-    import gzip
-
-    from app import cache as cache_module
-
-    threads = []
-    run_sync = cache_module.to_thread.run_sync
-
-    async def recording(fn, *args, **kwargs):
-        threads.append(fn)
-        return await run_sync(fn, *args, **kwargs)
-
-    monkeypatch.setattr(cache_module.to_thread, "run_sync", recording)
-    small, large = Encoded(b"[" + b"1," * 1000 + b"1]"), Encoded(b"[" + b"1," * 100_000 + b"1]")
-    assert gzip.decompress(asyncio.run(small.gzip())) == small.json and not threads
-    assert gzip.decompress(asyncio.run(large.gzip())) == large.json and len(threads) == 1
-    # A class asking for one large answer at once: one compression, shared.
-    shared = Encoded(b"[" + b"2," * 100_000 + b"2]")
-
-    async def together():
-        return await asyncio.gather(*(shared.gzip() for _ in range(5)))
-
-    assert len(set(asyncio.run(together()))) == 1 and len(threads) == 2
-    assert asyncio.run(shared.gzip()) == asyncio.run(together())[0] and len(threads) == 2
-
-
-def test_a_failed_compression_is_not_kept_with_the_answer(monkeypatch):
-    import gzip
-
-    from app import cache as cache_module
-
-    compress = gzip.compress
-    failures = [MemoryError("no room for the gzip form")]
-
-    def failing_once(*args, **kwargs):
-        if failures:
-            raise failures.pop()
-        return compress(*args, **kwargs)
-
-    monkeypatch.setattr(cache_module.gzip, "compress", failing_once)
-    large = Encoded(b"[" + b"3," * 100_000 + b"3]")  # compressed in a thread, as a task shared by its requests
-
-    async def twice():
-        with pytest.raises(MemoryError):
-            await large.gzip()
-        return await large.gzip()
-
-    assert gzip.decompress(asyncio.run(twice())) == large.json
