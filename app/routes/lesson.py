@@ -6,7 +6,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
 from app.deps import Plotly, Registry
-from app.i18n import LANGS, negotiate, texts
+from app.i18n import LANGS, lang_notices, negotiate, shown_back, texts
 from app.lesson_schemas import HeadSplitQuery, LessonSteps, Verdict, VerdictRequest
 from app.schemas import ERROR_RESPONSES, HeadSplit
 from app.services.lesson import heads, lesson_texts, qr_svg, steps
@@ -23,20 +23,32 @@ StepId = Annotated[Literal[JUDGED_STEPS], Path(description="The step's id, as in
 def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None,
                 step: str | None = None):
     chosen = negotiate(lang, request.headers.get("accept-language"))
-    # A bad step in a hand-typed link opens the first step rather than an error page.
-    number = int(step) if step and step.isdigit() and 1 <= int(step) <= len(steps()) else 1
     static_dir = request.app.state.static_dir
+    t, lt = texts(static_dir, chosen), lesson_texts(static_dir, chosen)
+    number = step_number(step)
+    # A bad step or language in a hand-typed link opens the page anyway, and says what it did instead.
+    notices = lang_notices(lang, t)
+    if step and number is None:
+        notices.append(lt["notice_no_step"].format(asked=shown_back(step), total=len(steps())))
     return request.app.state.templates.TemplateResponse(request, "lesson.html", {
         "lang": chosen,
-        "t": texts(static_dir, chosen),
-        "lt": lesson_texts(static_dir, chosen),
+        "t": t,
+        "lt": lt,
+        "notices": notices,
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
         "modules": module_graph(static_dir, "js/lesson/main.js"),
         "steps": LessonSteps(steps=steps()).model_dump()["steps"],  # as /api/lesson answers
-        "step": number,
+        "step": number or 1,
         "options": options(registry),
     }, headers={"Vary": "Accept-Language"})
+
+
+def step_number(step: str | None) -> int | None:
+    """The 1-based step a ?step= names, or None when it names none of the lesson's steps."""
+    if step and step.isdigit() and 1 <= int(step) <= len(steps()):
+        return int(step)
+    return None
 
 
 @router.get("/lesson/qr.svg", include_in_schema=False)
