@@ -3,7 +3,7 @@
 // rounding is the server's verdict, worded beside the chart: no bar is judged here.
 
 import { reorderingOf } from "../align.js";
-import { escapePlotly as esc, tr } from "../i18n.js";
+import { escapePlotly as esc, labelled, tr } from "../i18n.js";
 import { COLORS, MUTED, PUOR, baseLayout, lineAxis, sci, visible } from "../plots.js";
 
 /** items: [{label, value, current}] -> horizontal bars, log x; the model on screen (current) in the strong colour. */
@@ -18,7 +18,7 @@ export function gapBarsFigure({ items }) {
     text: items.map((item) => sci(item.value)),
     textposition: "outside",
     cliponaxis: false,
-    hovertemplate: "%{y}: %{text}<extra></extra>",
+    hovertemplate: `${labelled("%{y}", "%{text}")}<extra></extra>`, // "ce montage : 3,58 × 10⁻⁷" in French
     marker: { color: items.map((item) => (item.current ? COLORS.with : MUTED)) },
   }];
   const layout = baseLayout({
@@ -58,7 +58,7 @@ export function alignedFigure({ chars, z }) {
     colorscale: PUOR,
     xgap: 2,
     ygap: 2,
-    hovertemplate: "%{y} · %{x}: %{z:.3~r}<extra></extra>", // ~r: plain decimals, never "3e-8"
+    hovertemplate: `${labelled("%{y} · %{x}", "%{z:.3~r}")}<extra></extra>`, // ~r: plain decimals, never "3e-8"
     // Plotly's 2×10⁻⁸ for rounding-sized gaps: a student reads powers of ten, not "2e-8".
     colorbar: { thickness: 10, outlinewidth: 0, exponentformat: "power", tickfont: { size: 11, color: MUTED } },
   }];
