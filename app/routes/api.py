@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
+from app.ablation_schemas import AblateRequest, AblateResponse
 from app.deps import Cache, Registry
 from app.head_schemas import HeadResults
 from app.responses import JSONBytes, NumpyJSONResponse, encoded_json
@@ -20,6 +21,7 @@ from app.schemas import (
     RopeQuery,
     TrainingResults,
 )
+from app.services.ablation import ablate
 from app.services.options import options
 from app.services.positions import position_similarity, relative_scores
 from app.services.results import shipped_results
@@ -36,6 +38,15 @@ async def post_compare(req: CompareRequest, request: Request):
     # 10 us, a tenth of a cached answer's time on the event loop.
     state = request.app.state
     answer = await state.cache.answer_batched("compare", req, state.batcher)
+    return await encoded_json(answer, request.headers)
+
+
+@router.post("/ablate", response_model=AblateResponse, response_class=JSONBytes)
+async def post_ablate(req: AblateRequest, request: Request, registry: Registry, cache: Cache):
+    """Turn heads off and see what breaks: the line with every head on and with the heads in `off` turned
+    off (their output zeroed before proj; no weight changes). For each: the loss predicting each next
+    character of the line, the top 5 next characters at each position, and every head's attention map."""
+    answer = await cache.answer("ablate", req, lambda: ablate(req, registry))
     return await encoded_json(answer, request.headers)
 
 
