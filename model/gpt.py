@@ -114,9 +114,9 @@ class GPTConfig:
             raise ConfigError(f"position must be one of {', '.join(POSITION_MODES)}, got {self.position!r}")
         if self.n_embd % self.n_head:
             raise ConfigError(f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
-        if self.position == "rope" and self.head_size % 2:
+        if self.position == "rope" and self.head_dim % 2:
             raise ConfigError(
-                f"n_embd / n_head (the head size, {self.head_size}) must be even with rope: "
+                f"head_dim = n_embd / n_head ({self.head_dim}) must be even with rope: "
                 "RoPE rotates pairs of dimensions"
             )
         if not 0.0 <= self.dropout < 1.0:
@@ -125,7 +125,7 @@ class GPTConfig:
             raise ConfigError(f"rope_base must be > 1, got {self.rope_base!r}")
 
     @property
-    def head_size(self) -> int:
+    def head_dim(self) -> int:
         return self.n_embd // self.n_head
 
     @property
@@ -159,7 +159,7 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
         self.lm_head.weight = self.tok_emb.weight  # weight tying, as GPT-2 and nanoGPT
         if cfg.position == "rope":
-            angles = rope_angles(torch.arange(cfg.max_positions), cfg.head_size, cfg.rope_base)
+            angles = rope_angles(torch.arange(cfg.max_positions), cfg.head_dim, cfg.rope_base)
             # Derived from the config, so not saved in checkpoints (persistent=False).
             self.register_buffer("rope_cos", angles.cos().float(), persistent=False)  # (max_positions, hs/2)
             self.register_buffer("rope_sin", angles.sin().float(), persistent=False)

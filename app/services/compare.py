@@ -162,7 +162,7 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
     return {
         "model": {
             "position": cfg.position, "weights": req.weights, "n_layer": cfg.n_layer, "n_head": cfg.n_head,
-            "n_embd": cfg.n_embd, "head_dim": cfg.head_size, "block_size": cfg.block_size,
+            "n_embd": cfg.n_embd, "head_dim": cfg.head_dim, "block_size": cfg.block_size,
             "seed": req.seed if req.weights == "random" else None, "causal": req.causal,
             "vocab_size": cfg.vocab_size,
         },
@@ -173,7 +173,7 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
         "difference": _differences(runs),
         "by_depth": by_depth,
         "residual_difference": _residual_difference(runs) if len(ids_a) == len(ids_b) else None,
-        "rope": rope_table(range(max(len(ids_a), len(ids_b))), cfg.head_size, cfg.rope_base)
+        "rope": rope_table(range(max(len(ids_a), len(ids_b))), cfg.head_dim, cfg.rope_base)
         if cfg.position == "rope" else None,
         "shapes": head_shapes(cfg.n_embd, cfg.n_head, len(ids_a)),
         "params": _params(cfg.n_embd),
@@ -206,8 +206,8 @@ def run_many(jobs: list[tuple[GPT, list[int], list[int], bool]]) -> list[dict]:
 
 
 def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[dict]) -> None:
-    """rows: (ids, job, line, flag), filled up to MIN_ROWS and MIN_POSITIONS (fill_rows)."""
-    filled = fill_rows(rows, T)
+    """rows: (ids, job, line, flag). Filled with copies of the last row up to MIN_ROWS and MIN_POSITIONS."""
+    filled = rows + rows[-1:] * (max(MIN_ROWS, -(-MIN_POSITIONS // T)) - len(rows))
     idx = torch.tensor([ids + [0] * (T - len(ids)) for ids, *_ in filled])  # (R, T), right-padded
     trace = model.trace(idx, use_position=torch.tensor([flag for *_, flag in filled]), causal=causal,
                         logits_at=torch.tensor([len(ids) - 1 for ids, *_ in filled]))
@@ -216,12 +216,6 @@ def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[d
                        [s.numpy() for s in (trace.embedding, *trace.residual)])
     for r, (ids, j, i, flag) in enumerate(rows):
         runs[j][i, flag] = LineRun(out, r, len(ids))
-
-
-def fill_rows(rows: list, T: int) -> list:
-    """rows followed by copies of the last one up to at least MIN_ROWS rows and MIN_POSITIONS positions in
-    all: the batch shape from which answers no longer depend on what shares their batch (MIN_ROWS says why)."""
-    return rows + rows[-1:] * (max(MIN_ROWS, -(-MIN_POSITIONS // T)) - len(rows))
 
 
 def check_length(field: str, ids: list[int], cfg) -> None:

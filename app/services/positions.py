@@ -35,8 +35,8 @@ def position_similarity(registry: ModelRegistry, n_positions: int = 128) -> dict
             similarity = cosine_similarity_matrix(learned[0].pos_emb.weight[:n_positions])  # (P, P) float64
             by_lag = similarity_by_lag(similarity, MAX_LAG)
         matrix = similarity.float().numpy()
-    # The shipped rope model's head size and base, else the lesson's (head size 32, base 10000).
+    # The shipped rope model's head_dim and base, else the lesson's (head_dim 32, base 10000).
     rope_cfg = registry.trained["rope"][0].config if "rope" in registry.trained else GPTConfig(1, position="rope")
-    rope = rope_similarity(n_positions, rope_cfg.head_size, rope_cfg.rope_base).float().numpy()
+    rope = rope_similarity(n_positions, rope_cfg.head_dim, rope_cfg.rope_base).float().numpy()
     rhythm = None if by_lag is None else {"by_lag": by_lag.tolist(), "period": period(by_lag)}
     return {"positions": n_positions, "learned": matrix, "learned_rhythm": rhythm, "rope": rope}

@@ -98,7 +98,7 @@ def float64_twin(model: GPT) -> GPT:
             if model.config.position == "rope":
                 # The buffers were rounded to float32 when the model was built: take them again in float64,
                 # or cos(m·θ)cos(n·θ) + sin(m·θ)sin(n·θ) = cos((m − n)·θ) holds only to float32's digits.
-                angles = rope_angles(torch.arange(model.config.max_positions), model.config.head_size,
+                angles = rope_angles(torch.arange(model.config.max_positions), model.config.head_dim,
                                      model.config.rope_base)  # (P, hs/2) float64
                 twin.rope_cos, twin.rope_sin = angles.cos(), angles.sin()
             _twins[model] = twin
@@ -235,11 +235,11 @@ def _judge_table(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
 
 
 def _judge_rotate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
-    """Which pair turns fastest: RoPE's frequencies, θ_i = base^(−2i / head size)."""
+    """Which pair turns fastest: RoPE's frequencies, θ_i = base^(−2i / head_dim)."""
     model = _model(setup, registry)
     if model.config.position != "rope":
         return {"outcome": None, "reason": "not_rope", "figures": {}}
-    theta = rope_table([0], model.config.head_size, model.config.rope_base)["theta"]
+    theta = rope_table([0], model.config.head_dim, model.config.rope_base)["theta"]
     first, last = float(theta[0]), float(theta[-1])
     outcome = "first" if first > last else "last" if first < last else "equal"
     return {"outcome": outcome, "reason": f"rotate_{outcome}",

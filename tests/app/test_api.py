@@ -25,7 +25,7 @@ def numpy_layer0_pattern(model: GPT, ids: list[int], use_position: bool = True) 
     mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
     h = (x - mu) / np.sqrt(var + 1e-5) * sd["blocks.0.ln_1.weight"] + sd["blocks.0.ln_1.bias"]
     qkv = h @ sd["blocks.0.attn.qkv.weight"].T + sd["blocks.0.attn.qkv.bias"]
-    C, hs, T = cfg.n_embd, cfg.head_size, len(ids)
+    C, hs, T = cfg.n_embd, cfg.head_dim, len(ids)
     patterns = []
     for head in range(cfg.n_head):
         q = qkv[:, head * hs : (head + 1) * hs]

@@ -29,7 +29,7 @@ def off_mask(model, *pairs):
 def hooked_logits(model, idx, pairs):
     """The independent computation the issue asks for: a forward pre-hook zeroes each head's slice of
     proj's input, (B, T, C) with head h at columns h*hs..(h+1)*hs, on the same weights."""
-    hs = model.config.head_size
+    hs = model.config.head_dim
     handles = []
     for layer, head in pairs:
         def zero(module, args, head=head):
@@ -50,7 +50,7 @@ def manual_logits(model, idx, pairs):
     weights: q, k, v per head by hand, and a head that is off contributes zeros to proj."""
     cfg = model.config
     w = {k: v.double() for k, v in model.state_dict().items()}
-    hs, T = cfg.head_size, idx.size(1)
+    hs, T = cfg.head_dim, idx.size(1)
 
     def ln(x, name):
         return F.layer_norm(x, (cfg.n_embd,), w[name + ".weight"], w[name + ".bias"])

@@ -126,7 +126,7 @@ def test_learned_rejects_positions_past_the_table():
 
 @pytest.mark.parametrize("kwargs, field", [
     ({"n_embd": 30, "n_head": 4}, "n_embd"),
-    ({"n_embd": 12, "n_head": 4, "position": "rope"}, "head size"),
+    ({"n_embd": 12, "n_head": 4, "position": "rope"}, "head_dim"),
     ({"n_layer": 0}, "n_layer"),
     ({"vocab_size": 0}, "vocab_size"),
     ({"block_size": -1}, "block_size"),
