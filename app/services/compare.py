@@ -206,8 +206,8 @@ def run_many(jobs: list[tuple[GPT, list[int], list[int], bool]]) -> list[dict]:
 
 
 def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[dict]) -> None:
-    """rows: (ids, job, line, flag). Filled with copies of the last row up to MIN_ROWS and MIN_POSITIONS."""
-    filled = rows + rows[-1:] * (max(MIN_ROWS, -(-MIN_POSITIONS // T)) - len(rows))
+    """rows: (ids, job, line, flag), filled up to MIN_ROWS and MIN_POSITIONS (fill_rows)."""
+    filled = fill_rows(rows, T)
     idx = torch.tensor([ids + [0] * (T - len(ids)) for ids, *_ in filled])  # (R, T), right-padded
     trace = model.trace(idx, use_position=torch.tensor([flag for *_, flag in filled]), causal=causal,
                         logits_at=torch.tensor([len(ids) - 1 for ids, *_ in filled]))
@@ -216,6 +216,12 @@ def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[d
                        [s.numpy() for s in (trace.embedding, *trace.residual)])
     for r, (ids, j, i, flag) in enumerate(rows):
         runs[j][i, flag] = LineRun(out, r, len(ids))
+
+
+def fill_rows(rows: list, T: int) -> list:
+    """rows followed by copies of the last one up to at least MIN_ROWS rows and MIN_POSITIONS positions in
+    all: the batch shape from which answers no longer depend on what shares their batch (MIN_ROWS says why)."""
+    return rows + rows[-1:] * (max(MIN_ROWS, -(-MIN_POSITIONS // T)) - len(rows))
 
 
 def check_length(field: str, ids: list[int], cfg) -> None:
