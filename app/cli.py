@@ -6,7 +6,7 @@ import os
 import sys
 
 # Each command's module, imported only when needed: `serve` must not load torch in uvicorn's
-# supervisor process (230 MB and 2-3 s before the workers even start).
+# supervisor process, which would then hold its memory and start the workers later (README, Benchmark).
 COMMANDS = {
     "lesson": "app.commands.lesson",
     "serve": "app.commands.serve",

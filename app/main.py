@@ -48,8 +48,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.class_events = Broadcaster(store)
         app.state.join_guard = JoinGuard(settings.join_misses_per_minute)
         # The models, vocabulary and tables loaded above are about 200,000 objects that live as long as the
-        # worker. A full collection scanned them all, stopping the event loop for about 90 ms; frozen, they
-        # are skipped by every collection (/healthz p99 at 16 clients: 111 -> 23 ms).
+        # worker. A full collection scanned them all, stopping the event loop; frozen, they are skipped by every
+        # collection (README, Benchmark: gc.freeze).
         gc.collect()
         gc.freeze()
         yield
@@ -79,7 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(lesson.router)
     app.include_router(classes.router)
     app.include_router(classes.qr_router)
-    # JSON and static text shrink 3-10x; Plotly's bundle is already gzipped and passes through untouched.
+    # JSON and static text shrink several times over; Plotly's bundle is already gzipped and passes through.
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL,
                        thread_minimum_size=GZIP_THREAD_MIN_BYTES)
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes,

@@ -67,7 +67,7 @@ class ResponseCache:
         return answer
 
     def _keep(self, key: str, answer: Encoded) -> None:
-        # Counted by their JSON; a gzip form, when made, adds about 40% of that.
+        # Counted by their JSON; a gzip form, when made, adds less than half of that.
         if len(answer.json) > self.max_bytes // 10:
             return
         self._items[key] = answer

@@ -513,7 +513,7 @@ def test_sigterm_lets_requests_in_flight_finish(workers):
     try:
         with Load(server.port, clients=4, seed=100):
             time.sleep(1)
-            # Fresh 60-character comparisons (about 40 ms of CPU each), sent whole, then SIGTERM.
+            # Fresh 60-character comparisons (each runs the model), sent whole, then SIGTERM.
             bodies = [fresh_lines(rng, 60) for _ in range(20 * workers)]
             flight = [socket.create_connection((HOST, server.port), timeout=30) for _ in bodies]
             for sock, body in zip(flight, bodies):
