@@ -72,6 +72,11 @@ export function postCompare(body, signal) {
   return postJson("/api/compare", body, signal);
 }
 
+/** The typed line with every head on and with the heads in body.off turned off (POST /api/ablate). */
+export function postAblate(body, signal) {
+  return postJson("/api/ablate", body, signal);
+}
+
 /** {first, second, weights, n_head?} -> scores[mode][layer][head][start]. */
 export function postRelative(body, signal) {
   return postJson("/api/relative", body, signal);

@@ -1,9 +1,14 @@
 // The head gallery: what each head of the trained models looks at, measured once on the validation
 // poems (/api/heads). One small bar chart per head (mean attention d characters back, d = 0..16) and
 // the head's sentence, for learned, rope and none side by side; the mode chosen above comes first.
+// Beside each sentence, what turning the head off costs on the validation poems (its `ablation`), and a
+// switch that turns it off on the explorer's line A (heads-off.js, shared with the ablation panel).
 
-import { $, clear, el } from "./dom.js";
+import { offLabel } from "./ablation.js";
+import { $, $$, clear, el, show } from "./dom.js";
+import { headsOff } from "./heads-off.js";
 import { escapePlotly as esc, tr } from "./i18n.js";
+import { KINDS, kindFigure } from "./plots-ablation.js";
 import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "./plots.js";
 import { modeLabel } from "./plots-results.js";
 
@@ -32,16 +37,70 @@ function offsetFigure(head, position, top) {
   };
 }
 
+/** "+0.25" with the language's decimal sign, for a loss increase in nats per character. */
+function signed(value) {
+  return `${value >= 0 ? "+" : "\u2212"}${Math.abs(value).toFixed(2)}`;
+}
+
+/** What turning the head off costs on the validation poems: a sentence, and a bar per kind of next character. */
+function ablationPart(head) {
+  if (!head.ablation) return { nodes: [], plot: null };
+  const a = head.ablation;
+  const parts = KINDS.map((k) => tr("gallery_ablation_kind", { kind: tr(`ablation_kind_${k}`), v: signed(a.by_kind[k]) }));
+  const text = el("p", {
+    className: "gallery-head__ablation",
+    text: tr("gallery_ablation", { v: signed(a.loss_increase), kinds: parts.join(tr("ablation_list_sep")) }),
+  });
+  const plot = el("div", { className: "plot plot--gallery-ablation", attrs: { "aria-hidden": "true" } });
+  return { nodes: [text, plot], plot };
+}
+
 function headCard(position, layer, head) {
   const caption = el("figcaption", { className: "gallery-head__caption" }, [
     el("span", { className: "gallery-head__name", text: tr("gallery_head", { layer: layer.layer, head: head.head }) }),
     el("span", { className: "gallery-head__sentence", text: head.summary[document.documentElement.lang] ?? head.summary.en }),
   ]);
   const plot = el("div", { className: "plot plot--gallery", attrs: { "aria-hidden": "true" } });
+  const ablation = ablationPart(head);
+  const toggle = el("button", {
+    type: "button", className: "button gallery-switch", dataset: { position, layer: String(layer.layer), head: String(head.head) },
+    onclick: () => headsOff.toggle(layer.layer, head.head),
+  });
+  const effect = el("p", { className: "gallery-head__effect", attrs: { "aria-live": "polite" } });
   const figure = el("figure", { className: "gallery-head", dataset: { position, layer: String(layer.layer), head: String(head.head) } },
-    [caption, plot]);
-  return { figure, plot, draw: (top) => offsetFigure(head, position, top) };
+    [caption, plot, ...ablation.nodes, toggle, effect]);
+  return {
+    figure, plot, ablationPlot: ablation.plot,
+    draw: (top) => offsetFigure(head, position, top),
+    drawAblation: (range) => kindFigure({ ablation: head.ablation, range }),
+  };
 }
+
+/**
+ * The switches follow the shared set; a card's switch works for the model whose line the ablation panel
+ * shows (trained weights of that mode), and its card then says what the heads off do to that line.
+ */
+function wordSwitches() {
+  const model = headsOff.answer?.model;
+  for (const button of $$("#gallery .gallery-switch")) {
+    const layer = Number(button.dataset.layer);
+    const head = Number(button.dataset.head);
+    const usable = model?.weights === "trained" && model.position === button.dataset.position;
+    const off = headsOff.has(layer, head);
+    show(button, usable);
+    button.setAttribute("aria-pressed", String(usable && off));
+    button.textContent = tr(off ? "gallery_switch_on" : "gallery_switch_off");
+    const effect = button.nextElementSibling;
+    const answer = headsOff.answer;
+    const shown = usable && off && answer.all_on.mean_loss !== null && answer.off.some((o) => o.layer === layer && o.head === head);
+    effect.textContent = shown ? tr("gallery_effect", {
+      run: offLabel(answer.off), on: answer.all_on.mean_loss.toFixed(2), off: answer.ablated.mean_loss.toFixed(2),
+    }) : "";
+    show(effect, shown);
+  }
+}
+
+headsOff.subscribe(wordSwitches);
 
 /** Draw the gallery into #gallery. Charts are static images: the sentence is their text. */
 export async function renderGallery(data, chosen) {
@@ -49,6 +108,9 @@ export async function renderGallery(data, chosen) {
   const models = [...(data.models ?? [])].sort((a, b) => (a.position === chosen ? -1 : b.position === chosen ? 1
     : MODE_ORDER.indexOf(a.position) - MODE_ORDER.indexOf(b.position)));
   const top = 1.05 * Math.max(...models.flatMap((m) => m.layers.flatMap((l) => l.heads.flatMap((h) => h.by_offset))));
+  // One range for every head's ablation bars, with room above the tallest for its label.
+  const increases = models.flatMap((m) => m.layers.flatMap((l) => l.heads.flatMap((h) => KINDS.map((k) => h.ablation?.by_kind[k] ?? 0))));
+  const ablationRange = [Math.min(0, ...increases) * 1.3, Math.max(0, ...increases) * 1.3 || 1];
   const drawn = [];
   for (const m of models) {
     const cards = m.layers.flatMap((layer) => layer.heads.map((head) => headCard(m.position, layer, head)));
@@ -61,9 +123,12 @@ export async function renderGallery(data, chosen) {
     ]));
     drawn.push(...cards);
   }
+  wordSwitches();
   // Drawn once every column is in place: Plotly sizes a chart to its container as it stands.
-  await Promise.all(drawn.map((card) => {
-    const { data: traces, layout } = card.draw(top);
-    return window.Plotly.react(card.plot, traces, layout, { staticPlot: true, responsive: true });
+  await Promise.all(drawn.flatMap((card) => {
+    const figures = [[card.plot, card.draw(top)]];
+    if (card.ablationPlot) figures.push([card.ablationPlot, card.drawAblation(ablationRange)]);
+    return figures.map(([node, { data: traces, layout }]) =>
+      window.Plotly.react(node, traces, layout, { staticPlot: true, responsive: true }));
   }));
 }

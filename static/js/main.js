@@ -1,5 +1,6 @@
 // The page's controller: state <-> URL <-> controls, requests to /api/compare, and redraws.
 
+import { createAblationPanel } from "./ablation.js";
 import { ApiError, FIELD_CONTROLS, getOptions, postCompare } from "./api.js";
 import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
@@ -49,6 +50,7 @@ let wantAll = false; // a render of every panel is owed
 let rendering = false;
 let relative = null; // the relative-distance panel, created at start
 let shipped = null; // the panels of shipped results, created at start
+let ablation = null; // the turn-a-head-off panel, created at start
 let shownError = null; // the error on screen, kept so a language switch can word it again
 
 // ---- state <-> URL ----------------------------------------------------------------------------
@@ -276,6 +278,7 @@ async function compare() {
   if (out.stale) return; // a newer request took over
   response = out.value;
   responseKey = key;
+  ablation?.refresh().catch(console.error); // line A with heads off, for the same model
   ui.download.disabled = false;
   clearErrors();
   setStatus("ready");
@@ -357,7 +360,7 @@ async function switchLanguage(lang) {
 
 /** Panels that fetch their own data: each has redraw(), for a language switch. */
 function ownPanels() {
-  return [relative, shipped].filter(Boolean);
+  return [relative, shipped, ablation].filter(Boolean);
 }
 
 // ---- events -----------------------------------------------------------------------------------
@@ -468,6 +471,13 @@ async function start() {
     },
   });
   shipped = createShippedPanels();
+  ablation = createAblationPanel(() => ({
+    line: state.a,
+    position: state.pos,
+    weights: effectiveWeights(),
+    nHead: effectiveWeights() === "trained" ? trainedShape(state.pos).n_head : state.heads,
+    nLayer: knownDepth(),
+  }));
   await compare();
 }
 
