@@ -4,6 +4,7 @@ teacher's counts and spread match what they sent; a student who reloads lands on
 
 import json
 import re
+import time
 import urllib.request
 from pathlib import Path
 
@@ -140,3 +141,71 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
         tools.wait_until(page, "() => !document.querySelector('#class-status').hidden",
                          message="the end of the class did not reach a student")
         assert visible(page, "#class-idle")
+
+
+def start_class(open_page, tools, step: int, width: int = 1280, height: int = 900):
+    """A teacher's page on `step` in English with a class started there: (page, code, join path)."""
+    teacher = open_page(f"/lesson?step={step}&lang=en", width=width, height=height, locale="en-US", explorer=False)
+    tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
+    teacher.click("#class-start")
+    tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('#class-code').textContent)")
+    code = teacher.text_content("#class-code")
+    wait_panel(teacher, tools, "step", str(step))
+    return teacher, code, f"/lesson?class={code}"
+
+
+def class_state(server_url: str, code: str) -> dict:
+    with urllib.request.urlopen(f"{server_url}/api/classes/{code}", timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_enter_in_the_presenter_view_is_the_reveal_for_the_whole_class(open_page, server_url, tools):
+    """One reveal: Enter on the projector reveals on the server, so every phone reveals and answers close."""
+    teacher, code, join = start_class(open_page, tools, ANSWER_STEP, width=1280, height=720)
+    student = open_page(join, width=390, height=844, locale="zh-CN", explorer=False)
+    wait_step(student, tools, ANSWER_STEP)
+    student.check("[data-question] input[value='same']")
+    student.click("[data-commit]")
+    wait_panel(student, tools, "mine", "same")
+    wait_panel(teacher, tools, "answered", "1")
+    teacher.click("#present")
+    # Where the focus goes after the switch is test_lesson's matter; here only what Enter does counts.
+    teacher.evaluate("() => document.activeElement.blur()")
+    teacher.keyboard.press("Enter")
+    tools.wait_until(teacher, "() => !document.querySelector('#step-reveal').hidden",
+                     message="the teacher's screen did not reveal")
+    deadline = time.monotonic() + 10
+    while not class_state(server_url, code)["revealed"]:
+        assert time.monotonic() < deadline, "the server's class never said revealed: true"
+        time.sleep(0.1)
+    wait_panel(student, tools, "revealed", "true")
+    tools.wait_until(student, "() => !document.querySelector('#step-reveal').hidden "
+                              "&& document.querySelector('#verdict').dataset.prediction !== undefined",
+                     message="the reveal did not reach the student")
+    # The student's answer is the one sent to the class, and it can no longer change.
+    assert student.is_checked("[data-question] input[value='same']")
+    assert student.is_disabled("[data-question] input[value='different']")
+
+
+def test_a_students_arrow_keys_stay_on_the_class_step_and_say_why(open_page, tools):
+    """The teacher moves the class; a student's own moves are refused, in the student's language."""
+    teacher, code, join = start_class(open_page, tools, 2)
+    for locale in ("zh-CN", "ja-JP", "fr-FR", "en-US"):
+        student = open_page(join, locale=locale, explorer=False)
+        wait_step(student, tools, 2)
+        wait_panel(student, tools, "step", "2")
+        student.locator("body").focus()
+        for key in ("ArrowRight", "ArrowLeft", "ArrowRight"):
+            student.keyboard.press(key)
+        tools.wait_until(student, "() => document.querySelector('#class-held').dataset.refused === '3'",
+                         message="the student's arrow keys were not refused")
+        assert student.evaluate("() => document.querySelector('#results').dataset.step") == "2"
+        assert "step=2" in student.url
+        assert visible(student, "#class-held")
+        expected = texts(locale[:2])["class_nav_held"].replace("{code}", code)
+        # French sets a no-break space before its colon: compare the words, not the kind of space.
+        assert re.sub(r"\s", " ", student.text_content("#class-held")) == re.sub(r"\s", " ", expected)
+    # The teacher's own arrow key still moves the class.
+    teacher.locator("body").focus()
+    teacher.keyboard.press("ArrowRight")
+    wait_panel(teacher, tools, "step", "3")

@@ -2,14 +2,17 @@
 // The teacher starts a class and moves through the steps with the lesson's own navigation; each student's
 // page follows by server-sent events, sends its answer to the server, and reveals when the teacher does.
 //
-// It drives the lesson page from outside: a step change is the URL's ?step=N followed by a popstate
-// (main.js redraws the step the URL names), and a reveal is the answer saved (store.js) before that
-// redraw. Secrets stay here: the teacher's token in this browser's localStorage, never in a URL.
+// A client of the lesson controller (controller.js), like the page's own buttons and keys: the class's step
+// changes call lesson.goTo, the class's reveal calls lesson.reveal, and the controller's cancelable events
+// hand class mode what belongs to the class: a student's answer (sent to the server), every reveal on the
+// teacher's screen (the class's reveal, asked of the server first), a student's own moves (refused, and
+// said why). While in a class, the class holds the record of each question (joinClass's room).
+// Secrets stay here: the teacher's token in this browser's localStorage, never in a URL.
 
 import { $, clear, el, show } from "../dom.js";
 import { sentences, tr } from "../i18n.js";
+import { lesson } from "./controller.js";
 import { orderLabel } from "./kinds.js";
-import { answerOf, saveAnswer } from "./store.js";
 
 const TEACHER_KEY = "heads-positions.class.teacher"; // {code, token}: only on the teacher's device
 const STUDENT_KEY = "heads-positions.class.student"; // {code, answers: {step: choice}}, per tab
@@ -38,10 +41,7 @@ const ui = {
   mine: $("#class-mine"),
   leave: $("#class-leave"),
   status: $("#class-status"),
-  article: $("#results"),
-  verdict: $("#verdict"),
-  form: $("#step-question"),
-  commitHint: $("#commit-hint"),
+  held: $("#class-held"),
   nav: $(".lesson-nav"),
   share: $(".lesson-share"),
 };
@@ -55,6 +55,19 @@ let counts = null; // teacher only: {choice: students} at live.step
 let source = null; // the EventSource
 let countsBusy = false;
 let countsAgain = false;
+let verdict = null; // the lesson's last drawn verdict, {step, outcome}: the teacher's "the model did"
+
+/** The class as the lesson controller sees it: who this screen is, and the class's record of its steps. */
+const room = {
+  get role() {
+    return role;
+  },
+  get code() {
+    return code;
+  },
+  revealed: (n) => Boolean(live && live.step === n && live.revealed),
+  answer: (n) => (role === "student" ? myAnswer(n) : null),
+};
 
 // ---- storage -----------------------------------------------------------------------------------
 
@@ -130,16 +143,7 @@ function failed(error) {
 
 // ---- the lesson page ---------------------------------------------------------------------------
 
-const pageStep = () => Number(ui.article.dataset.step);
 const stepOf = (n) => steps[n - 1];
-
-/** Let main.js draw step n again, as it does on the browser's back button. */
-function redraw(n) {
-  const q = new URLSearchParams(location.search);
-  q.set("step", String(n));
-  history.replaceState(null, "", `${location.pathname}?${q}`);
-  window.dispatchEvent(new PopStateEvent("popstate"));
-}
 
 function label(step, choice) {
   if (step.kind === "ex2") return orderLabel(choice, "heads");
@@ -147,25 +151,14 @@ function label(step, choice) {
   return tr(`${step.id}_choice_${choice}`);
 }
 
-const isCommitted = (saved) => Boolean(saved && (saved.choice !== undefined || saved.answers || saved.revealed));
-
 /** Make this page show the class's step, hidden or revealed as the class has it. */
 function follow() {
   const n = live.step;
-  const step = stepOf(n);
-  const asked = Boolean(step.choices);
-  const local = answerOf(step.id);
-  let changed = n !== pageStep();
-  if (asked && !live.revealed && isCommitted(local)) {
-    // An answer from before the class (or from the teacher's own screen): the question opens again.
-    saveAnswer(step.id, { choice: undefined, answers: undefined, revealed: undefined });
-    changed = true;
-  } else if (asked && live.revealed && !isCommitted(local)) {
-    const mine = role === "student" ? myAnswer(n) : null;
-    saveAnswer(step.id, mine ? { choice: mine } : { revealed: true });
-    changed = true;
-  }
-  if (changed) redraw(n);
+  const asked = Boolean(stepOf(n).choices);
+  if (lesson.step !== n) lesson.goTo(n, { from: "class", focus: false });
+  // The same step, opened again by the teacher after its reveal: the question comes back.
+  else if (asked && !live.revealed && lesson.revealed) lesson.goTo(n, { from: "class", focus: false, again: true });
+  if (asked && live.revealed) lesson.reveal({ from: "class" });
 }
 
 // ---- what the panel shows ----------------------------------------------------------------------
@@ -174,9 +167,12 @@ function render() {
   show(ui.idle, role === null);
   show(ui.teacher, role === "teacher");
   show(ui.student, role === "student");
-  // A student's page follows the teacher: no navigation of its own, no step QR code.
+  // A student's page follows the teacher: no navigation of its own, no step QR code; where the step
+  // buttons were, the page says why they are gone.
   show(ui.nav, role !== "student");
   show(ui.share, role === null);
+  show(ui.held, role === "student");
+  if (role === "student") ui.held.textContent = tr("class_nav_held", { code });
   if (role === "teacher") renderTeacher();
   if (role === "student") renderStudent();
 }
@@ -214,10 +210,10 @@ function renderTeacher() {
   renderSaid(step);
 }
 
-/** After the reveal: the class's most chosen answer next to what the model did (the page's verdict). */
+/** After the reveal: the class's most chosen answer next to what the model did (the lesson's verdict). */
 function renderSaid(step) {
-  const outcome = ui.verdict.dataset.outcome;
-  const ready = live.revealed && step.choices && counts && outcome !== undefined && pageStep() === live.step;
+  const outcome = verdict?.step === live.step ? verdict.outcome : undefined;
+  const ready = live.revealed && step.choices && counts && outcome !== undefined && lesson.step === live.step;
   show(ui.said, Boolean(ready));
   if (!ready) {
     ui.said.textContent = "";
@@ -244,7 +240,7 @@ function renderStudent() {
   else if (live.revealed) ui.mine.textContent = tr("class_mine_late");
   else ui.mine.textContent = tr("class_mine_none");
   // Also under the question's button, where the student looks after sending (the panel may be a screen away).
-  if (step.choices && pageStep() === live.step) ui.commitHint.textContent = ui.mine.textContent;
+  if (step.choices && lesson.step === live.step) lesson.hint(ui.mine.textContent);
 }
 
 // ---- events ------------------------------------------------------------------------------------
@@ -303,7 +299,7 @@ async function startClass() {
     write(localStorage, TEACHER_KEY, { code: made.code, token: made.teacher_token });
     [role, code, token] = ["teacher", made.code, made.teacher_token];
     // The class starts on the step on the teacher's screen, before any event can move the screen to step 1.
-    if (pageStep() !== 1) await call("POST", `/${code}/step`, { step: pageStep() });
+    if (lesson.step !== 1) await call("POST", `/${code}/step`, { step: lesson.step });
     begin("teacher", made.code, made.teacher_token);
   } catch (error) {
     failed(error);
@@ -342,6 +338,7 @@ function begin(asRole, classCode, teacherToken) {
   counts = null;
   say(null);
   render();
+  lesson.joinClass(room);
   connect();
 }
 
@@ -354,45 +351,79 @@ function leave(messageKey) {
   code = null;
   token = null;
   live = null;
+  lesson.leaveClass();
   render();
   say(messageKey);
 }
 
-/** A commit in class: the student's answer goes to the server, and the page waits for the reveal. */
-function onCommit(event) {
-  if (role === null || event.target !== ui.form || !live) return;
-  const step = stepOf(pageStep());
-  if (!step.choices) return; // the self-test and the summary stay the student's own
-  event.preventDefault();
-  event.stopImmediatePropagation();
-  if (role === "teacher") {
-    say("class_teacher_commit");
-    return;
-  }
-  const picked = $('input[name="choice"]:checked', ui.form);
-  if (!picked) {
-    say("class_mine_none");
-    return;
-  }
-  const n = pageStep();
-  call("POST", `/${code}/answers`, { student: studentId(), step: n, choice: picked.value })
+/** A student's answer goes to the server; the page waits for the teacher's reveal. */
+function sendAnswer(n, choice) {
+  call("POST", `/${code}/answers`, { student: studentId(), step: n, choice })
     .then(() => {
-      keepMyAnswer(n, picked.value);
+      keepMyAnswer(n, choice);
       say(null);
       render();
     }, (error) => {
-      if (error.status === 409) say("class_closed");
-      else failed(error);
+      if (error.status !== 409) {
+        failed(error);
+        return;
+      }
+      say("class_closed");
+      lesson.hint(tr("class_closed")); // where the student looks, not only in the panel
     });
 }
 
-/** The page drew a step. The teacher moved with the lesson's own navigation: the class follows. */
-function onPageStep() {
-  if (role === "student" && live) renderStudent(); // main.js cleared the hint under the question
-  if (role !== "teacher" || !live || pageStep() === live.step) return;
-  live = { ...live, step: pageStep(), revealed: false, answered: 0 };
-  counts = null;
-  call("POST", `/${code}/step`, { step: pageStep() }).catch(failed);
+/** The teacher's reveal, for the whole class: the server first, then this screen, then (by events) the phones. */
+async function revealClass() {
+  try {
+    await call("POST", `/${code}/reveal`);
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  live = { ...live, revealed: true };
+  if (lesson.step === live.step) lesson.reveal({ from: "class" });
+  render();
+}
+
+/** The controller's "move": a student's screen follows the class, so its own moves are refused, and said why. */
+function onMove(event) {
+  if (role !== "student" || event.detail.from === "class") return;
+  event.preventDefault();
+  ui.held.dataset.refused = String(Number(ui.held.dataset.refused ?? 0) + 1);
+  ui.held.textContent = "";
+  ui.held.textContent = tr("class_nav_held", { code }); // written again, so a screen reader says it again
+  ui.held.scrollIntoView({ block: "nearest" });
+}
+
+/** The controller's "step": the teacher moved with the lesson's own navigation, so the class follows. */
+function onStep(event) {
+  if (role === null) return;
+  const n = event.detail.step;
+  if (role === "teacher" && live && event.detail.from !== "class" && n !== live.step) {
+    live = { ...live, step: n, revealed: false, answered: 0 };
+    counts = null;
+    call("POST", `/${code}/step`, { step: n }).catch(failed);
+  }
+  if (live) render(); // the page drew the question again: its hint, the panel's step
+}
+
+/** The controller's "commit": in a class, an answer to the class's question is the class's. */
+function onCommit(event) {
+  const { step: n, answer } = event.detail;
+  if (role === null || !stepOf(n).choices) return; // the self-test and the summary stay the student's own
+  event.preventDefault();
+  if (role === "student") sendAnswer(n, answer.choice);
+  else lesson.reveal(); // the teacher locks in no answer: their button is the class's reveal
+}
+
+/** The controller's "reveal": on the teacher's screen every reveal is the class's; on a student's, the teacher's. */
+function onReveal(event) {
+  const { step: n, from } = event.detail;
+  if (role === null || from === "class" || !stepOf(n).choices) return;
+  event.preventDefault();
+  if (role === "teacher" && live && !live.revealed) revealClass();
+  else if (role === "student") lesson.hint(tr("class_following", { code }));
 }
 
 export function startClassMode(lessonSteps) {
@@ -400,16 +431,19 @@ export function startClassMode(lessonSteps) {
   if (!ui.panel) return;
   ui.start.addEventListener("click", () => { startClass(); });
   ui.joinForm.addEventListener("submit", (event) => { joinTyped(event); });
-  ui.reveal.addEventListener("click", () => { call("POST", `/${code}/reveal`).catch(failed); });
+  ui.reveal.addEventListener("click", () => { lesson.reveal(); });
   ui.end.addEventListener("click", () => {
     call("POST", `/${code}/end`).then(() => leave("class_ended"), failed);
   });
   ui.leave.addEventListener("click", () => leave(null));
-  // Capture on the document: this runs before main.js's own submit handler on the form.
-  document.addEventListener("submit", onCommit, true);
-  new MutationObserver(onPageStep).observe(ui.article, { attributeFilter: ["data-step", "data-render-count"] });
-  new MutationObserver(() => { if (role === "teacher" && live) render(); })
-    .observe(ui.verdict, { attributeFilter: ["data-outcome"] });
+  lesson.addEventListener("move", onMove);
+  lesson.addEventListener("step", onStep);
+  lesson.addEventListener("commit", onCommit);
+  lesson.addEventListener("reveal", onReveal);
+  lesson.addEventListener("verdict", (event) => {
+    verdict = event.detail;
+    if (role === "teacher" && live) render();
+  });
 
   const teacher = read(localStorage, TEACHER_KEY);
   const student = mySaved();

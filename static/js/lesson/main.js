@@ -1,14 +1,18 @@
-// The guided lesson's controller: one step at a time, a question before anything is shown, then the
-// live answer from the same API as the explorer. State lives in the URL (step, lang, present) and the
-// student's answers in localStorage (store.js).
+// The guided lesson's page: one step at a time, a question before anything is shown, then the live
+// answer from the same API as the explorer. State lives in the URL (step, lang, present) and the student's
+// answers in localStorage (store.js). Every move, commit and reveal goes through the lesson controller
+// (controller.js), which this page attaches its drawing to; class mode (class.js) drives the same controller.
 
 import { ApiError } from "../api.js";
 import { $, $$, clear, el, show } from "../dom.js";
 import { draw, purge } from "../draw.js";
 import { applyDict, fillRich, labelled, loadDict, sentences, setDict, tr } from "../i18n.js";
+import { emptyLines, fieldMessage, generalMessage } from "../errors.js";
 import { latest } from "../latest.js";
 import { KINDS, orderLabel } from "./kinds.js";
 import { redrawClass, startClassMode } from "./class.js";
+import "../typeset.js"; // every figure in the page's text stays on one line
+import { lesson } from "./controller.js";
 import { allAnswers, answerOf, saveAnswer } from "./store.js";
 
 const DEBOUNCE_MS = 300;
@@ -61,6 +65,7 @@ const state = readUrl();
 const setups = new Map(); // step id -> the setup on screen (the definition's until the student changes it)
 const request = latest();
 let answer = null; // {step, data, ctx, judged} of the last reveal
+let revealedStep = null; // the step whose answer is on screen (or on its way), else null
 let chartIndex = 0;
 let debounce = null;
 
@@ -105,10 +110,32 @@ function choiceLabel(step, choice) {
   return tr(`${step.id}_choice_${choice}`);
 }
 
+const numberOf = (step) => STEPS.indexOf(step) + 1;
+/** In a class, the class holds the record of its questions (the self-test and the summary stay this screen's). */
+const classHolds = (step) => Boolean(lesson.room && step.choices);
+
+/** What this screen answered at a step, and whether the step is revealed: {choice?, answers?, revealed?}. */
+function recordOf(step) {
+  if (!classHolds(step)) return answerOf(step.id);
+  const n = numberOf(step);
+  return { choice: lesson.room.answer(n) ?? undefined, revealed: lesson.room.revealed(n) };
+}
+
 function isCommitted(step) {
-  const saved = answerOf(step.id);
+  const saved = recordOf(step);
+  // In a class a question stays open, for a new answer, until the teacher reveals it.
+  if (classHolds(step)) return saved.revealed;
   return Boolean(saved && (saved.choice !== undefined || saved.answers || saved.revealed));
 }
+
+/** The class revealed a question: keep this screen's class answer, so the summary counts it afterwards. */
+function keepClassRecord(step) {
+  const choice = lesson.room.answer(numberOf(step));
+  saveAnswer(step.id, choice ? { choice } : { revealed: true });
+}
+
+/** The teacher's question button in a class is the class's reveal: no answer of their own to lock in. */
+const teacherReveals = (step) => lesson.room?.role === "teacher" && Boolean(step.choices);
 
 function radio(name, value, label, checked, disabled) {
   const input = el("input", { type: "radio", name, value, checked, disabled });
@@ -116,7 +143,7 @@ function radio(name, value, label, checked, disabled) {
 }
 
 function renderQuestion(step) {
-  const saved = answerOf(step.id);
+  const saved = recordOf(step);
   const locked = isCommitted(step);
   const body = clear(ui.questionBody);
   if (step.kind === "selftest") {
@@ -140,6 +167,8 @@ function renderQuestion(step) {
   }
   show(ui.form, step.kind !== "summary");
   ui.commit.disabled = locked;
+  ui.commit.dataset.i18n = teacherReveals(step) ? "class_reveal" : "commit";
+  ui.commit.textContent = tr(ui.commit.dataset.i18n);
   ui.commitHint.textContent = locked ? tr("committed") : "";
 }
 
@@ -245,13 +274,20 @@ async function renderStep() {
 }
 
 function resetReveal() {
+  revealedStep = null;
   show(ui.reveal, false);
+  clearAnswer();
+  show(ui.error, false);
+}
+
+/** Take the last answer off the screen: its verdict, charts and notes were for lines no longer in the boxes. */
+function clearAnswer() {
+  answer = null;
   for (const node of $$(".js-plotly-plot", ui.charts)) purge(node);
   clear(ui.charts);
   ui.verdict.textContent = "";
   for (const key of ["outcome", "value", "prediction"]) delete ui.verdict.dataset[key];
   ui.notice.textContent = "";
-  show(ui.error, false);
   show(ui.figure, false);
   show(ui.snippet, false);
   show(ui.chartNav, false);
@@ -259,44 +295,62 @@ function resetReveal() {
 
 // ---- commit and reveal -------------------------------------------------------------------------
 
-function commit(event) {
-  event?.preventDefault();
-  const step = current();
-  if (isCommitted(step)) return;
+/** What the question's form holds as an answer, or null when something is still unpicked. */
+function readAnswer(step) {
   if (step.kind === "selftest") {
     const answers = {};
     for (const q of step.questions) {
       const picked = $(`input[name="${q.id}"]:checked`, ui.form);
-      if (!picked) {
-        ui.commitHint.textContent = tr("commit_pick");
-        return;
-      }
+      if (!picked) return null;
       answers[q.id] = picked.value;
     }
     const notes = Object.fromEntries(step.questions.map((q) => [q.id, $(`#note-${q.id}`).value]));
-    saveAnswer(step.id, { answers, notes });
-  } else {
-    const picked = $('input[name="choice"]:checked', ui.form);
-    if (!picked) {
-      ui.commitHint.textContent = tr("commit_pick");
-      return;
-    }
-    saveAnswer(step.id, { choice: picked.value });
+    return { answers, notes };
   }
+  const picked = $('input[name="choice"]:checked', ui.form);
+  return picked ? { choice: picked.value } : null;
+}
+
+function onSubmit(event) {
+  event.preventDefault();
+  const step = current();
+  if (isCommitted(step)) return;
+  if (teacherReveals(step)) {
+    lesson.reveal();
+    return;
+  }
+  const picked = readAnswer(step);
+  if (!picked) {
+    ui.commitHint.textContent = tr("commit_pick");
+    return;
+  }
+  lesson.commit(picked);
+}
+
+/** The controller's commit, once no listener took the answer: keep it here and reveal. */
+function keep(picked) {
+  const step = current();
+  saveAnswer(step.id, picked);
   renderQuestion(step);
   reveal({ scroll: true }).catch(showError);
 }
 
-/** The teacher's key press: reveal without a prediction (the class answered aloud or on paper). */
-function presenterReveal() {
+/**
+ * The controller's reveal. From this screen (the presenter's Enter): a choice picked on screen is the
+ * prediction; without one the step reveals with none (the class answered aloud or on paper). From the
+ * class: the class's record says what this screen answered.
+ */
+function revealHere(from) {
   const step = current();
-  if (isCommitted(step) || step.kind === "summary") return;
-  const picked = $('input[name="choice"]:checked', ui.form);
-  if (picked) {
-    commit();
-    return;
+  if (step.kind === "summary") return;
+  if (!classHolds(step)) {
+    const picked = $('input[name="choice"]:checked', ui.form);
+    if (picked) {
+      lesson.commit({ choice: picked.value }, { from });
+      return;
+    }
+    saveAnswer(step.id, { revealed: true });
   }
-  saveAnswer(step.id, { revealed: true });
   renderQuestion(step);
   reveal({ scroll: true }).catch(showError);
 }
@@ -304,17 +358,28 @@ function presenterReveal() {
 /** scroll: bring the answer into view (after a commit; not when a step opens already answered). */
 async function reveal({ scroll = false } = {}) {
   const step = current();
+  revealedStep = state.step;
   show(ui.reveal, true);
   setBusy(true);
+  if (classHolds(step)) keepClassRecord(step);
   if (step.kind === "summary" || step.kind === "selftest") {
     answer = { step, judged: step.kind === "summary" ? judgeSummary() : judgeSelftest(step) };
     if (step.kind === "selftest") saveAnswer(step.id, { outcome: answer.judged.outcome });
     updatePanels();
     finishReveal();
+    lesson.tell("verdict", { step: state.step, outcome: answer.judged.outcome ?? null });
     return;
   }
   const kind = KINDS[step.kind];
   const ctx = { step, setup: setupOf(step) && { ...setupOf(step) }, options: OPTIONS };
+  // An empty line is an input to fix: said at once, in the page's language, without asking the server.
+  const setup = ctx.setup;
+  const empty = setup && emptyLines(setup.b === null ? { line_a: setup.a } : { line_a: setup.a, line_b: setup.b });
+  if (empty) {
+    request.abort();
+    showError(empty);
+    return;
+  }
   ui.verdict.textContent = tr("loading");
   let out;
   try {
@@ -324,7 +389,8 @@ async function reveal({ scroll = false } = {}) {
     return;
   }
   if (out.stale || current() !== step) return;
-  answer = { step, kind, data: out.value, ctx, judged: kind.judge(out.value, ctx) };
+  answer = { step, kind, data: out.value, ctx };
+  answer.judged = judge(answer);
   // The summary sets each prediction beside what the model did when it was revealed: a later edit of
   // the lines redraws the verdict, but does not rewrite that record.
   if ((answerOf(step.id)?.outcome ?? null) === null) saveAnswer(step.id, { outcome: answer.judged.outcome });
@@ -332,6 +398,32 @@ async function reveal({ scroll = false } = {}) {
   await updatePanels();
   if (scroll) ui.reveal.scrollIntoView({ block: "start" });
   finishReveal();
+  lesson.tell("verdict", { step: state.step, outcome: answer.judged.outcome ?? null });
+}
+
+/** The kind's verdict, worded in the page's language at the time of asking (a language switch asks again). */
+function judge(a) {
+  return a.kind.judge(wordRefusal(a.data, a.ctx), a.ctx);
+}
+
+/**
+ * Step 6 shows the server's refusal of the 129th character as its answer. The refusal's msg is the
+ * server's English: word it here in the page's language, as showError words every other error.
+ */
+function wordRefusal(data, ctx) {
+  if (typeof data?.refused?.msg !== "string") return data;
+  return { ...data, refused: { ...data.refused, msg: lineMessage(data.refused, ctx.setup) } };
+}
+
+const LINE_FIELDS = { line_a: "line_a_label", line_b: "line_b_label" };
+
+/** A field error in the page's language; a line's error names the line, and its length once it has one. */
+function lineMessage(error, setup) {
+  const text = (error.field === "line_b" ? setup?.b : setup?.a) ?? "";
+  const msg = fieldMessage(error, { text, position: setup?.position, max: OPTIONS.max_chars[setup?.position] });
+  if (!LINE_FIELDS[error.field]) return msg;
+  const n = [...text].length;
+  return tr(n ? "error_line_count" : "error_line", { line: tr(LINE_FIELDS[error.field]), n, msg });
 }
 
 function finishReveal() {
@@ -339,13 +431,14 @@ function finishReveal() {
   bumpRenderCount();
 }
 
+/** An error in the page's language (errors.js), never the server's English msg; the last answer goes. */
 function showError(error) {
-  const messages = error instanceof ApiError
-    ? [...error.fields, ...error.general].map((e) => e.msg).filter(Boolean)
-    : [tr("error_network")];
   if (!(error instanceof ApiError)) console.error(error);
-  ui.verdict.textContent = "";
-  ui.error.textContent = messages.join(" ") || tr("error_server", { status: error.status });
+  const setup = setupOf(current());
+  const fields = error instanceof ApiError ? error.fields.map((e) => lineMessage(e, setup)) : [];
+  const general = fields.length && ![413, 429].includes(error.status) ? [] : [generalMessage(error)];
+  clearAnswer();
+  ui.error.textContent = sentences([...fields, ...general]);
   show(ui.error, true);
   setBusy(false);
   bumpRenderCount();
@@ -354,7 +447,7 @@ function showError(error) {
 // ---- what a reveal draws: one interface, {update(answer), redraw()}, for every panel -----------
 
 function predictionText(step, judged) {
-  const saved = answerOf(step.id);
+  const saved = recordOf(step);
   if (!saved || saved.choice === undefined) return "";
   const choice = choiceLabel(step, saved.choice);
   if (judged.outcome === null || judged.outcome === undefined) return tr("you_pending", { choice });
@@ -367,7 +460,7 @@ const verdictPanel = {
     ui.verdict.textContent = sentences([a.judged.text, predictionText(a.step, a.judged)]);
     ui.verdict.dataset.outcome = a.judged.outcome ?? "";
     if (a.judged.value !== undefined) ui.verdict.dataset.value = String(a.judged.value);
-    const saved = answerOf(a.step.id);
+    const saved = recordOf(a.step);
     ui.verdict.dataset.prediction = !saved || saved.choice === undefined || a.judged.outcome == null
       ? "none" : saved.choice === a.judged.outcome ? "right" : "wrong";
   },
@@ -534,6 +627,9 @@ function setPresent(on) {
   writeUrl("replace");
   renderNav();
   applyChartVisibility();
+  // The presenter drives the step by keys: the focus leaves the checkbox for the step, so the first arrow
+  // or Enter acts at once.
+  if (on) ui.article.focus({ preventScroll: true });
   // The type and the charts' fonts change with the view: draw the charts again.
   (async () => {
     for (const panel of PANELS) await panel.redraw();
@@ -543,10 +639,11 @@ function setPresent(on) {
 
 // ---- events ------------------------------------------------------------------------------------
 
-function goTo(n, { focus = true } = {}) {
-  if (n < 1 || n > STEPS.length || n === state.step) return;
+/** The controller's move: draw step n and put it in the URL. */
+function showStep(n, { focus, from }) {
   state.step = n;
-  writeUrl("push");
+  // Only this screen's own moves make history: the class's and the back button's replace it.
+  writeUrl(from === "page" ? "push" : "replace");
   renderStep().catch(showError);
   if (focus) ui.article.focus({ preventScroll: false });
 }
@@ -582,17 +679,20 @@ function onSetupChange(event) {
   }, event.type === "input" ? DEBOUNCE_MS : 0);
 }
 
+/** Keys a control uses itself: text, a menu, radio buttons (arrows pick). A checkbox uses none of these. */
 function isTyping(target) {
-  return target instanceof HTMLElement && (target.matches("input, select, textarea") || target.isContentEditable);
+  return target instanceof HTMLElement
+    && (target.matches("input:not([type=checkbox]), select, textarea") || target.isContentEditable);
 }
 
 function onKey(event) {
   if (event.altKey || event.ctrlKey || event.metaKey || isTyping(event.target)) return;
-  if (event.key === "ArrowRight") goTo(state.step + 1);
-  else if (event.key === "ArrowLeft") goTo(state.step - 1);
-  else if (state.present && (event.key === "Enter" || event.key === " ") && !event.target.matches?.("button, a")) {
+  if (event.key === "ArrowRight") lesson.goTo(state.step + 1);
+  else if (event.key === "ArrowLeft") lesson.goTo(state.step - 1);
+  else if (state.present && (event.key === "Enter" || event.key === " ")
+    && !event.target.matches?.("button, a, input")) {
     event.preventDefault();
-    presenterReveal();
+    lesson.reveal();
   } else if (event.key === "ArrowDown" && state.present) {
     event.preventDefault();
     moveChart(1);
@@ -628,20 +728,22 @@ async function loadLessonDict(lang) {
 }
 
 async function switchLanguage(lang) {
-  const [main, lesson] = await Promise.all([loadDict(lang), loadLessonDict(lang)]);
+  const [main, lessonTexts] = await Promise.all([loadDict(lang), loadLessonDict(lang)]);
   if (state.lang !== lang) return;
-  setDict({ ...main, ...lesson });
+  setDict({ ...main, ...lessonTexts });
   applyDict(lang);
   renderNav();
   renderQuestion(current());
   if (setupOf(current())) updateHints(setupOf(current()));
+  // The verdict is worded by the kind's judge: ask it again, in the new language.
+  if (answer?.kind) answer.judged = judge(answer);
   for (const panel of PANELS) await panel.redraw();
   applyChartVisibility();
   redrawClass();
 }
 
 function bind() {
-  ui.form.addEventListener("submit", commit);
+  ui.form.addEventListener("submit", onSubmit);
   for (const input of [ui.lineA, ui.lineB]) {
     input.addEventListener("input", onSetupChange);
     input.addEventListener("compositionend", onSetupChange);
@@ -652,15 +754,17 @@ function bind() {
   for (const [link, delta] of [[ui.prev, -1], [ui.next, 1]]) {
     link.addEventListener("click", (event) => {
       event.preventDefault();
-      goTo(state.step + delta);
+      lesson.goTo(state.step + delta);
     });
   }
-  ui.select.addEventListener("change", () => goTo(Number(ui.select.value), { focus: false }));
+  ui.select.addEventListener("change", () => {
+    if (!lesson.goTo(Number(ui.select.value), { focus: false })) ui.select.value = String(state.step);
+  });
   ui.charts.addEventListener("click", (event) => {
     const link = event.target.closest("a[data-open]");
     if (!link) return;
     event.preventDefault();
-    goTo(Number(link.dataset.open));
+    lesson.goTo(Number(link.dataset.open));
   });
   ui.present.addEventListener("change", () => setPresent(ui.present.checked));
   $("#chart-prev").addEventListener("click", () => moveChart(-1));
@@ -673,17 +777,29 @@ function bind() {
   });
   document.addEventListener("keydown", onKey);
   window.addEventListener("popstate", () => {
-    const next = readUrl();
+    const { step, ...next } = readUrl();
     const langChanged = next.lang !== state.lang;
     Object.assign(state, next);
     ui.lang.value = state.lang;
     const redraw = langChanged ? switchLanguage(state.lang) : Promise.resolve();
-    redraw.then(renderStep).catch(showError);
+    redraw.then(() => {
+      // A step the controller refuses (a student in a class) leaves the page, and so the URL, where it was.
+      if (!lesson.goTo(step, { from: "history", focus: false })) writeUrl("replace");
+    }).catch(showError);
   });
 }
 
 function start() {
   setDict({ ...firstTexts, ...firstLessonTexts });
+  lesson.attach({
+    has: (n) => Number.isInteger(n) && n >= 1 && n <= STEPS.length,
+    current: () => state.step,
+    show: showStep,
+    keep,
+    reveal: revealHere,
+    revealing: () => revealedStep === state.step,
+    hint: (text) => { ui.commitHint.textContent = text; },
+  });
   bind();
   startClassMode(STEPS);
   if (state.lang !== document.documentElement.lang) {
