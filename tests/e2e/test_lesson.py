@@ -414,3 +414,68 @@ def test_counted_words_agree_with_their_number(open_page, tools, lang, one, two)
     wait_step(page, tools, count)
     verdict = page.inner_text("[data-verdict]")
     assert ("4 caractères dans" if lang == "fr" else "4 more characters into") in verdict, verdict
+
+
+# ---- one controller: keys, stale charts, errors in the page's language ------------------------------
+
+
+def test_arrow_keys_and_enter_act_at_once_after_switching_the_presenter_view_on(open_page, tools):
+    """The checkbox kept the focus, and the page took the first arrow for a key typed into a control."""
+    page = open_page("/lesson?step=1&lang=en", width=1280, height=720, locale="en-US")
+    count = tools.render_count(page)
+    page.click("#present")
+    assert page.is_checked("#present") and "present=1" in page.url
+    assert page.evaluate("() => document.activeElement.id") != "present", "the focus left the checkbox"
+    page.keyboard.press("ArrowRight")
+    count = wait_step(page, tools, count)
+    assert step_number(page) == 2
+    page.keyboard.press("Enter")  # the presenter's reveal
+    wait_step(page, tools, count)
+    assert page.is_visible("[data-reveal]") and page.get_attribute("[data-verdict]", "data-outcome") is not None
+
+
+FRESH_CHARTS = "() => document.querySelectorAll('.lesson-chart').length" \
+               " - document.querySelectorAll('[data-stale] .lesson-chart').length"
+
+
+@pytest.mark.parametrize("line_a", ["", "白" * 513], ids=["empty", "past-the-limit"])
+def test_an_input_error_leaves_no_chart_of_the_lines_before(open_page, tools, line_a):
+    """An empty line (refused by the page) and a line past the mode's limit (refused by the server)."""
+    open_page.allow("status of 422")
+    page, count = commit_on_step_one(open_page, tools, "same")
+    assert page.evaluate(FRESH_CHARTS) >= 2
+    page.fill("#line-a", line_a)
+    wait_step(page, tools, count)
+    assert page.is_visible("#lesson-error") and page.inner_text("#lesson-error")
+    assert page.evaluate(FRESH_CHARTS) == 0, "charts for lines no longer in the boxes"
+    assert page.inner_text("[data-verdict]") == "" and page.get_attribute("[data-verdict]", "data-outcome") is None
+
+
+SERVER_WORDS = ["String should", "at most 128 characters with position", "pos_emb has 128 rows (got"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "fr"])
+def test_the_lessons_errors_are_worded_in_its_language(open_page, tools, steps, lang):
+    """Step 6: the 129th character, the lesson's key moment, then an empty line: never the server's English."""
+    open_page.allow("status of 422")
+    n = next(i for i, s in enumerate(steps, start=1) if s["id"] == "limit")
+    setup = steps[n - 1]["setup"]
+    assert setup["position"] == "learned" and len(setup["a"]) == 128
+    page = open_page(f"/lesson?step={n}&lang={lang}", locale="en-US")
+    texts = {**tools.texts(lang), **lesson_texts(lang)}
+    count = tools.render_count(page)
+    commit_first_choices(page)
+    count = wait_step(page, tools, count)
+    page.fill("#line-a", setup["a"] + "白")
+    count = wait_step(page, tools, count)
+    verdict = page.inner_text("[data-verdict]")
+    assert page.get_attribute("[data-verdict]", "data-outcome") == "error", verdict
+    assert "129" in verdict, verdict
+    shown = page.inner_text("#results")
+    assert not any(words in shown for words in SERVER_WORDS), shown
+    page.fill("#line-a", "")
+    wait_step(page, tools, count)
+    error = page.inner_text("#lesson-error")
+    assert texts["error_empty"] in error and texts["line_a_label"] in error, error
+    shown = page.inner_text("#results")
+    assert not any(words in shown for words in SERVER_WORDS), shown
