@@ -44,16 +44,33 @@ class NewClass(BaseModel):
     code: str = Field(description="What students type to join.")
     teacher_token: str = Field(description="Secret: send it as Authorization: Bearer <token> to lead the class. "
                                            "The server keeps only its hash, so it cannot be shown again.")
-    join_url: str = Field(description="The lesson page in this class: /lesson?class=CODE.")
+    join_url: str = Field(description="The lesson page in this class, at the address the teacher's page used: "
+                                      "/lesson?class=CODE.")
+    join_urls: list[str] = Field(description="Join links a phone can open: join_url itself, or, when the page is on "
+                                             "a loopback address of this machine, the link on each of its other "
+                                             "addresses where this server answers. Empty: no phone can reach it.")
+    loopback: bool = Field(description="The teacher's page is on a loopback address (127.0.0.1, localhost). With "
+                                       "join_urls empty, say that phones cannot reach it: start the server with "
+                                       "--host 0.0.0.0 and open it at the machine's network address.")
 
 
 class ClassView(BaseModel):
     step: int = Field(description="The step the teacher shows (1-based).")
     revealed: bool = Field(description="Whether the teacher revealed the step's answer.")
-    joined: int = Field(description="Students who have joined.")
+    joined: int = Field(description="Students who have joined (each holds a student token).")
     answered: int = Field(description="Students who answered the current step.")
+    locked: bool = Field(description="Whether the teacher closed joining: a new student gets 403 class_locked.")
     counts: dict[str, int] | None = Field(
         None, description="Teacher only: students per choice at the current step; empty where it asks no question.")
+
+
+class Joined(BaseModel):
+    student: str = Field(description="The student's id in this class, made by the server.")
+    student_token: str = Field(description="Secret: send it as Authorization: Bearer <token> with each answer, and "
+                                           "with a later join to come back as the same student. The server keeps "
+                                           "only its hash.")
+    answers: dict[int, str] = Field(description="This student's answers so far, by step: what a student who comes "
+                                                "back sees as their own.")
 
 
 class StepMove(BaseModel):
@@ -63,11 +80,16 @@ class StepMove(BaseModel):
 
 class Answer(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"student": "Xr4pV0cQ9mT2aLk8", "step": 1, "choice": "same"}]})
-    student: StudentId
+        "examples": [{"step": 1, "choice": "same"}]})
     step: StepNumber
     # Checked against the step's own choices by the service, whose message lists them.
     choice: str = Field(description="One of the step's choice ids (GET /api/lesson lists them), e.g. same.")
+
+
+class Answered(BaseModel):
+    ok: bool = Field(True, description="Always true: the answer is kept (a repeat of a kept answer is kept once).")
+    step: int = Field(description="The step answered.")
+    choice: str = Field(description="The answer kept.")
 
 
 class Done(BaseModel):

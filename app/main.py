@@ -22,10 +22,10 @@ from app.registry import ModelRegistry
 from app.response_cache import ResponseCache
 from app.routes import api, classes, health, lesson, pages
 from app.services.class_events import Broadcaster
-from app.services.classes import ClassError, Classes, JoinGuard
+from app.services.classes import ClassError, Classes, join_guard, join_limit
 from app.services.compare import batch_key, compare_many
 from app.settings import Settings
-from app.stores import open_store
+from app.stores import CreationLimit, open_store
 from app.vendor import load_plotly
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,9 +44,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
                                     settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key)
         store = open_store(settings)
-        app.state.classes = Classes(store, settings.max_classes, settings.max_students)
+        app.state.classes = Classes(store, settings.max_classes, settings.max_students,
+                                    CreationLimit(settings.classes_per_hour, 3600.0))
         app.state.class_events = Broadcaster(store)
-        app.state.join_guard = JoinGuard(settings.join_misses_per_minute)
+        app.state.join_guard = join_guard(settings.join_misses_per_minute)
+        app.state.join_limit = join_limit(settings.joins_per_minute)
         # The models, vocabulary and tables loaded above are about 200,000 objects that live as long as the
         # worker. A full collection scanned them all, stopping the event loop; frozen, they are skipped by every
         # collection (README, Benchmark: gc.freeze).
@@ -95,7 +97,10 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ClassError)
     async def class_error(request: Request, exc: ClassError):
-        return JSONResponse({"detail": exc.message}, status_code=exc.status)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
+        if exc.status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
+        return JSONResponse({"detail": exc.detail()}, status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):

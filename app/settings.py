@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from model.assets import WEIGHTS_DIR
@@ -44,10 +44,25 @@ class Settings(BaseSettings):
     max_classes: int = Field(200, ge=1, description="Classes open at once; one more gets 503 with a message.")
     max_students: int = Field(400, ge=1, description="Students per class; one more gets 409 with a message.")
     class_idle_hours: float = Field(12, gt=0, description="A class with no step, answer or join for this long is gone.")
+    class_unjoined_minutes: float = Field(
+        30, gt=0, description="A class that no student has joined is gone after this long without a change."
+    )
+    classes_per_hour: int = Field(
+        10, ge=1, description="Classes one address may start in an hour (all workers); one more gets 429."
+    )
+    teacher_key: SecretStr | None = Field(
+        None, description="If set, starting a class needs it (header X-Teacher-Key): for servers on the internet."
+    )
     join_misses_per_minute: int = Field(
         60, ge=1, description="Unknown class codes per address and minute (per worker) before its joins get 429."
     )
+    joins_per_minute: int = Field(
+        100, ge=1, description="New students per address and minute (per worker); one more gets 429."
+    )
     class_poll_ms: int = Field(100, ge=10, description="How often each class's watcher reads SQLite's version column.")
+    class_keepalive_seconds: float = Field(
+        15, gt=0, le=50, description="Longest silence on a class's event stream; nginx drops one idle for 60 s."
+    )
 
 
 def startup_problems() -> list[str]:

@@ -3,6 +3,8 @@ follows the store's changes and wakes every event stream of that class in this p
 
 A stream waits on its class's `changed` event, which the watcher replaces and sets after each new state:
 waking 300 streams costs one set(), and a stream that was busy writing never misses the latest state.
+While the store does not answer, the streams stay open and say so (an `outage` event); when it answers
+again they send `back` and the class's state as it is then.
 """
 
 import asyncio
@@ -21,12 +23,14 @@ RETRY_SECONDS = 1.0  # after the store failed (Redis restarting): try again, str
 class Channel:
     def __init__(self, state: ClassState):
         self.state: ClassState | None = state  # None: the class is gone
+        self.outage = False  # the store does not answer
         self.changed = asyncio.Event()
         self.listeners = 0
         self.task: asyncio.Task | None = None
 
-    def publish(self, state: ClassState | None) -> None:
+    def publish(self, state: ClassState | None, outage: bool = False) -> None:
         self.state = state
+        self.outage = outage
         changed, self.changed = self.changed, asyncio.Event()
         changed.set()
 
@@ -57,13 +61,19 @@ class Broadcaster:
             try:
                 async for _ in self.store.changes(code):
                     state = await self.store.state(code, time.time())
-                    if state is None or channel.state is None or state.version > channel.state.version:
+                    if (state is None or channel.state is None or channel.outage
+                            or state.version > channel.state.version):
                         channel.publish(state)
                     if state is None:
                         return
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - the store went away for a while; the streams stay open
+            except self.store.unavailable as error:  # logged once per class and outage, without a traceback
+                if not channel.outage:
+                    log.warning("class %s: the class store (%s) does not answer (%s); its streams wait",
+                                code, self.store.name, error or type(error).__name__)
+                    channel.publish(channel.state, outage=True)
+            except Exception:  # noqa: BLE001 - anything else is a bug worth its traceback; the streams stay open
                 log.exception("class %s: watching the store failed; retrying", code)
             await asyncio.sleep(RETRY_SECONDS)
 
@@ -75,28 +85,49 @@ class Broadcaster:
 
 def _event(state: ClassState | None) -> str:
     data = {"ended": True} if state is None else {
-        "step": state.step, "revealed": state.revealed, "joined": state.joined, "answered": state.answered}
+        "step": state.step, "revealed": state.revealed, "joined": state.joined, "answered": state.answered,
+        "locked": state.locked}
     return f"data: {json.dumps(data)}\n\n"
+
+
+OUTAGE = 'event: outage\ndata: {"type": "class_store_unavailable"}\n\n'
+BACK = 'event: back\ndata: {}\n\n'
 
 
 async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, teacher_view: bool,
                        keepalive: float) -> AsyncIterator[str]:
     """SSE text: the current state at once, then each change. A student's stream sends only a new step or
-    reveal; the teacher's view (no student id) also sends each new join and answer, to update the counts."""
+    reveal; the teacher's view (no student) also sends each new join, answer and lock, to update the counts.
+    Something is sent at least every `keepalive` seconds, whatever wakes the stream in between."""
     yield f"retry: 1000\n{_event(state)}"  # the browser reconnects after 1 s, and lands on the current step
-    sent = state
+    sent, outage = state, False
+    last_write = time.monotonic()
     async with broadcaster.listen(code, state) as channel:
         while True:
             changed = channel.changed
             now = channel.state
-            if now is None:
-                yield _event(None)
-                return
-            if now.version > sent.version and (
-                    teacher_view or (now.step, now.revealed) != (sent.step, sent.revealed)):
-                yield _event(now)
-                sent = now
+            text = ""
+            if channel.outage != outage:
+                outage = channel.outage
+                text = OUTAGE if outage else BACK
+                if not outage and now is not None:
+                    text += _event(now)
+                    sent = now
+            if not outage:
+                if now is None:
+                    yield text + _event(None)
+                    return
+                if now.version > sent.version and (
+                        teacher_view or (now.step, now.revealed) != (sent.step, sent.revealed)):
+                    text += _event(now)
+                    sent = now
+            if text:
+                yield text
+                last_write = time.monotonic()
             try:
-                await asyncio.wait_for(changed.wait(), keepalive)
+                # Until the next change, or until the line has been silent for `keepalive` seconds: changes
+                # a student's stream does not send (joins, answers) must not put the comment off.
+                await asyncio.wait_for(changed.wait(), max(0.0, last_write + keepalive - time.monotonic()))
             except asyncio.TimeoutError:
                 yield ": keep-alive\n\n"  # a comment: proxies keep the connection, the browser ignores it
+                last_write = time.monotonic()

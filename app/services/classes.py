@@ -1,32 +1,50 @@
 """Class mode: the teacher leads the guided lesson on every student's screen (peer instruction).
 
 The rules live here, in front of whichever store holds the classes (app/stores): only the teacher's
-token moves, reveals and ends; a student answers only the current step's question, with one of its
-choices, until the reveal. Plain data in, plain data out; ClassError carries the HTTP status.
+token moves, reveals, locks and ends; only a student's token (from joining) answers, and only the current
+step's question, with one of its choices, until the reveal. Plain data in, plain data out; ClassError
+carries the HTTP status, a machine-readable type and its values (ctx), so a page words it in its language.
 """
 
 import hashlib
 import hmac
+import logging
 import secrets
 import time
 from collections import defaultdict, deque
 
 from app.errors import InputError
 from app.lesson_steps import STEPS
-from app.stores import ClassState, ClassStore
+from app.stores import ClassState, ClassStore, CreationLimit
+
+log = logging.getLogger("heads_positions")
 
 # No 0/O, 1/I/L: a code read off the board is typed right. 31**6 = 887 million codes.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 TOKEN_BYTES = 32  # 256 bits; the store keeps only its sha256
-SWEEP_ABOVE = 10_000  # addresses on record before JoinGuard forgets the quiet ones
+STUDENT_ID_BYTES = 12  # 16 base64url characters: names a student in the store, grants nothing
+SWEEP_ABOVE = 10_000  # addresses on record before an AddressWindow forgets the quiet ones
+STORE_RETRY_SECONDS = 2  # Retry-After of a 503 while the class store does not answer
 
 
 class ClassError(Exception):
-    def __init__(self, status: int, message: str):
+    """status: the HTTP status; type: what happened, for a page to word; ctx: the values in the wording;
+    retry_after: seconds, sent as Retry-After (429 and 503)."""
+
+    def __init__(self, status: int, type: str, message: str, ctx: dict | None = None,
+                 retry_after: int | None = None):
         super().__init__(message)
         self.status = status
+        self.type = type
         self.message = message
+        self.ctx = ctx or {}
+        self.retry_after = retry_after
+
+    def detail(self) -> list[dict]:
+        """The same shape as a 422's detail: one item with msg, type and ctx."""
+        item = {"loc": [], "msg": self.message, "type": self.type}
+        return [item | {"ctx": self.ctx}] if self.ctx else [item]
 
 
 def new_code() -> str:
@@ -44,117 +62,210 @@ def step_choices(step: int) -> list[str] | None:
 
 
 class Classes:
-    """The class rules over a store; `now` is wall-clock time, shared by every worker and replica."""
+    """The class rules over a store; `now` is wall-clock time, shared by every worker and replica.
+    Every store call goes through _ask, which turns a store that does not answer into a 503."""
 
-    def __init__(self, store: ClassStore, max_classes: int, max_students: int):
+    def __init__(self, store: ClassStore, max_classes: int, max_students: int, creation_limit: CreationLimit):
         self.store = store
         self.max_classes = max_classes
         self.max_students = max_students
+        self.creation_limit = creation_limit
+        self.down = False  # the last store call failed: logged once, and again when it answers
 
-    async def create(self) -> tuple[str, str]:
-        """A new class at step 1: (code, teacher token)."""
+    async def _ask(self, call):
+        try:
+            result = await call
+        except self.store.unavailable as error:
+            if not self.down:  # one line per outage, no traceback: the cause is outside this program
+                log.warning("class store (%s) does not answer: %s", self.store.name, error or type(error).__name__)
+            self.down = True
+            raise store_down(self.store.name) from None
+        if self.down:
+            log.warning("class store (%s) answers again", self.store.name)
+            self.down = False
+        return result
+
+    async def create(self, address: str | None) -> tuple[str, str]:
+        """A new class at step 1: (code, teacher token). address None: not counted against any address."""
         token = secrets.token_urlsafe(TOKEN_BYTES)
         for _ in range(5):  # a taken code is rare (1 in 4 million with 200 classes): draw another
             code = new_code()
-            outcome = await self.store.create(code, token_hash(token), 1, time.time(), self.max_classes)
+            outcome, wait = await self._ask(self.store.create(code, token_hash(token), 1, time.time(),
+                                                              self.max_classes, address, self.creation_limit))
             if outcome == "ok":
                 return code, token
+            if outcome == "limited":
+                limit, seconds = self.creation_limit, max(1, int(wait) + 1)
+                raise ClassError(429, "too_many_classes_from_address",
+                                 f"this address has started {limit.per_window} classes in the last "
+                                 f"{_minutes(limit.window)} minutes (HP_CLASSES_PER_HOUR); "
+                                 f"wait {seconds} s, or go on with a class already open",
+                                 {"limit": limit.per_window, "minutes": _minutes(limit.window),
+                                  "retry_after": seconds}, retry_after=seconds)
             if outcome == "full":
-                raise ClassError(503, f"too many classes open: at most {self.max_classes} at once "
-                                      "(HP_MAX_CLASSES); end one or wait until one has been idle 12 h")
-        raise ClassError(503, "no free class code found; try again")
+                raise ClassError(503, "too_many_classes_open",
+                                 f"too many classes open: at most {self.max_classes} at once (HP_MAX_CLASSES); "
+                                 "end one, or wait until one that nobody joined expires",
+                                 {"max_classes": self.max_classes}, retry_after=60)
+        raise ClassError(503, "no_free_code", "no free class code found; try again", retry_after=1)
 
     async def state(self, code: str) -> ClassState:
-        state = await self.store.state(code, time.time())
+        state = await self._ask(self.store.state(code, time.time()))
         if state is None:
-            raise _missing(code)
+            raise missing(code)
         return state
 
     async def is_teacher(self, code: str, token: str | None) -> bool:
         """False without a token; 403 with a wrong one, 404 for no class."""
         if token is None:
             return False
-        stored = await self.store.token_hash(code, time.time())
+        stored = await self._ask(self.store.token_hash(code, time.time()))
         if stored is None:
-            raise _missing(code)
+            raise missing(code)
         if not hmac.compare_digest(stored, token_hash(token)):
-            raise ClassError(403, "this is not the teacher's token for this class")
+            raise ClassError(403, "teacher_token_wrong", "this is not the teacher's token for this class")
         return True
 
     async def require_teacher(self, code: str, token: str | None) -> None:
         if not await self.is_teacher(code, token):
-            raise ClassError(403, "only the teacher can do this: send Authorization: Bearer <teacher_token>")
+            raise ClassError(403, "teacher_only",
+                             "only the teacher can do this: send Authorization: Bearer <teacher_token>")
 
     async def counts(self, code: str, state: ClassState) -> dict[str, int]:
         """{choice: students} at the current step, every choice listed (0 where nobody chose it)."""
-        found = await self.store.counts(code, state.step)
+        found = await self._ask(self.store.counts(code, state.step))
         return {choice: found.get(choice, 0) for choice in step_choices(state.step) or []}
 
     async def set_step(self, code: str, step: int) -> None:
-        _check(code, await self.store.set_step(code, step, time.time()))
+        _check(code, await self._ask(self.store.set_step(code, step, time.time())))
 
     async def reveal(self, code: str) -> None:
-        _check(code, await self.store.reveal(code, time.time()))
+        _check(code, await self._ask(self.store.reveal(code, time.time())))
+
+    async def set_locked(self, code: str, locked: bool) -> None:
+        _check(code, await self._ask(self.store.set_locked(code, locked, time.time())))
 
     async def end(self, code: str) -> None:
-        _check(code, await self.store.end(code))
+        _check(code, await self._ask(self.store.end(code)))
 
-    async def join(self, code: str, student: str) -> None:
-        _check(code, await self.store.join(code, student, time.time(), self.max_students), self.max_students)
+    async def student(self, code: str, token: str | None) -> str | None:
+        """The student whose token this is, or None (no token, or not one of this class's)."""
+        if token is None:
+            return None
+        return await self._ask(self.store.student(code, token_hash(token), time.time()))
 
-    async def answer(self, code: str, student: str, step: int, choice: str) -> None:
+    async def join(self, code: str) -> tuple[str, str]:
+        """A new student: (student id, student token)."""
+        student = secrets.token_urlsafe(STUDENT_ID_BYTES)
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        outcome = await self._ask(self.store.join(code, student, token_hash(token), time.time(), self.max_students))
+        if outcome == "locked":
+            raise ClassError(403, "class_locked",
+                             "this class is closed to new students: the teacher has locked joining")
+        _check(code, outcome, self.max_students)
+        return student, token
+
+    async def answers_of(self, code: str, student: str) -> dict[int, str]:
+        return await self._ask(self.store.answers_of(code, student))
+
+    async def answer(self, code: str, token: str | None, step: int, choice: str) -> str:
+        """The answering student's id; refused without a token of this class."""
+        if token is None:
+            raise ClassError(401, "student_token_missing",
+                             "join the class first (POST /api/classes/{code}/join), then send its student_token "
+                             "as Authorization: Bearer <student_token>")
+        student = await self.student(code, token)
+        if student is None:
+            await self.state(code)  # 404 if the class itself is gone
+            raise ClassError(403, "student_token_wrong",
+                             "this token is not a student's of this class: join it again")
         choices = step_choices(step)
         if choices is None:
-            raise ClassError(409, f"step {step} asks no question to answer in class")
+            raise ClassError(409, "step_without_question", f"step {step} asks no question to answer in class",
+                             {"step": step})
         if choice not in choices:
             raise InputError("choice",
                              f"choice must be one of {', '.join(choices)} at step {step} (got {choice[:32]!r})",
                              "literal_error", {"expected": ", ".join(choices)})
-        outcome, current = await self.store.answer(code, student, step, choice, time.time(), self.max_students)
+        outcome, current = await self._ask(self.store.answer(code, student, step, choice, time.time()))
         if outcome == "not_current":
-            raise ClassError(409, f"step {step} is not the class's current step: the class is at step {current}")
+            raise ClassError(409, "step_not_current",
+                             f"step {step} is not the class's current step: the class is at step {current}",
+                             {"step": step, "current": current})
         if outcome == "revealed":
-            raise ClassError(409, f"answers to step {step} are closed: the teacher has revealed it")
-        _check(code, outcome, self.max_students)
+            raise ClassError(409, "answers_closed", f"answers to step {step} are closed: the teacher has revealed it",
+                             {"step": step})
+        _check(code, outcome)
+        return student
+
+    async def ping(self) -> None:
+        await self._ask(self.store.ping())
 
 
-def _missing(code: str) -> ClassError:
-    return ClassError(404, f"no class with code {code}: check the code, or the class has ended or expired")
+def _minutes(seconds: float) -> int:
+    return round(seconds / 60)
+
+
+def store_down(name: str) -> ClassError:
+    return ClassError(503, "class_store_unavailable",
+                      f"the class store ({name}) does not answer; class mode is back as soon as it does",
+                      {"store": name}, retry_after=STORE_RETRY_SECONDS)
+
+
+def missing(code: str) -> ClassError:
+    return ClassError(404, "class_not_found",
+                      f"no class with code {code}: check the code, or the class has ended or expired", {"code": code})
 
 
 def _check(code: str, outcome: str, max_students: int = 0) -> None:
     if outcome == "missing":
-        raise _missing(code)
+        raise missing(code)
     if outcome == "full":
-        raise ClassError(409, f"this class is full: at most {max_students} students (HP_MAX_STUDENTS)")
+        raise ClassError(409, "class_full", f"this class is full: at most {max_students} students (HP_MAX_STUDENTS)",
+                         {"max_students": max_students})
 
 
-class JoinGuard:
-    """Unknown codes per address: past `per_minute` misses in the last minute, every join attempt from that
-    address gets 429 until the oldest miss is a minute old. Only misses count, so a whole class behind one
-    address joins freely; guessing stays slow (README "Class mode" has the numbers). Per process."""
+class AddressWindow:
+    """Events per address in a sliding window: past `limit` in the last `window` seconds, check() raises
+    429 until the oldest is `window` old. Per process; addresses gone quiet are forgotten."""
 
-    def __init__(self, per_minute: int, window: float = 60.0):
-        self.per_minute = per_minute
+    def __init__(self, limit: int, window: float, error_type: str, message: str):
+        self.limit = limit
         self.window = window
-        self.misses: dict[str, deque] = defaultdict(deque)
+        self.error_type = error_type
+        self.message = message  # with {wait}
+        self.events: dict[str, deque] = defaultdict(deque)
 
     def check(self, address: str) -> None:
-        misses = self.misses.get(address)
-        if not misses:
+        events = self.events.get(address)
+        if not events:
             return
         now = time.monotonic()
-        while misses and now - misses[0] > self.window:
-            misses.popleft()
-        if not misses:
-            del self.misses[address]
-        elif len(misses) >= self.per_minute:
-            wait = int(self.window - (now - misses[0])) + 1
-            raise ClassError(429, f"too many unknown class codes from this address: wait {wait} s and check the code")
+        while events and now - events[0] > self.window:
+            events.popleft()
+        if not events:
+            del self.events[address]
+        elif len(events) >= self.limit:
+            wait = int(self.window - (now - events[0])) + 1
+            raise ClassError(429, self.error_type, self.message.format(wait=wait), {"retry_after": wait},
+                             retry_after=wait)
 
-    def missed(self, address: str) -> None:
+    def add(self, address: str) -> None:
         now = time.monotonic()
-        self.misses[address].append(now)
-        if len(self.misses) > SWEEP_ABOVE:  # many addresses: forget those whose misses are all past the window
-            for stale in [a for a, m in self.misses.items() if now - m[-1] > self.window]:
-                del self.misses[stale]
+        self.events[address].append(now)
+        if len(self.events) > SWEEP_ABOVE:  # many addresses: forget those whose events are all past the window
+            for stale in [a for a, e in self.events.items() if now - e[-1] > self.window]:
+                del self.events[stale]
+
+
+def join_guard(per_minute: int) -> AddressWindow:
+    """Unknown codes per address: only misses count, so a whole class behind one address joins freely;
+    guessing stays slow (README "Class mode" has the numbers)."""
+    return AddressWindow(per_minute, 60.0, "too_many_unknown_codes",
+                         "too many unknown class codes from this address: wait {wait} s and check the code")
+
+
+def join_limit(per_minute: int) -> AddressWindow:
+    """New students per address: a flood of made-up joins is slowed, a class behind one address still joins."""
+    return AddressWindow(per_minute, 60.0, "too_many_joins_from_address",
+                         "too many students joined from this address in the last minute: wait {wait} s")

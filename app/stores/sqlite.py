@@ -13,27 +13,41 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from app.stores import ClassState, Outcome
+from app.stores import ClassState, CreationLimit, Lifetimes, Outcome
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
     code TEXT PRIMARY KEY, token_hash TEXT NOT NULL, step INTEGER NOT NULL, revealed INTEGER NOT NULL,
-    version INTEGER NOT NULL, touched REAL NOT NULL);
+    version INTEGER NOT NULL, touched REAL NOT NULL, locked INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS students (
-    code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, student TEXT NOT NULL, PRIMARY KEY (code, student));
+    code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, student TEXT NOT NULL, token_hash TEXT,
+    PRIMARY KEY (code, student));
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL, student TEXT NOT NULL,
     choice TEXT NOT NULL, PRIMARY KEY (code, step, student));
+CREATE TABLE IF NOT EXISTS creations (address TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS creations_by_address ON creations (address, at);
 """
+# Columns added since the first classes.db: a file from before gets them on start (its classes keep going;
+# its students, who hold no token, join again).
+ADDED_COLUMNS = {"classes": ("locked", "INTEGER NOT NULL DEFAULT 0"), "students": ("token_hash", "TEXT")}
+INDEXES = "CREATE INDEX IF NOT EXISTS students_by_token ON students (code, token_hash);"
+# A class lives while touched within the idle time, and within the shorter time while nobody joined.
+ALIVE = ("touched >= :idle_cut AND (touched >= :unjoined_cut OR "
+         "EXISTS (SELECT 1 FROM students s WHERE s.code = classes.code))")
 
 
 class SqliteStore:
-    def __init__(self, path: Path, idle_seconds: float, poll_seconds: float):
+    name = "sqlite"
+    # Locked past the busy timeout, a disk that is full or read-only, a file that vanished.
+    unavailable = (sqlite3.OperationalError,)
+
+    def __init__(self, path: Path, lifetimes: Lifetimes, poll_seconds: float, busy_seconds: float = 10):
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.idle = idle_seconds
+        self.lifetimes = lifetimes
         self.poll = poll_seconds
         # isolation_level None: transactions are the explicit BEGIN IMMEDIATE ... COMMIT below.
-        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=busy_seconds)
         self.lock = threading.Lock()  # one connection, used from the thread pool one call at a time
         # Workers start together and each sets the file up. Two connections that switch a new file to WAL
         # at once can get "database is locked" at once, without SQLite's busy wait (each holds the read
@@ -43,6 +57,10 @@ class SqliteStore:
             self.db.execute("PRAGMA synchronous=NORMAL")  # WAL: a power cut may lose the last commits, never the file
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(SCHEMA)
+            for table, (column, kind) in ADDED_COLUMNS.items():
+                if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            self.db.executescript(INDEXES)
 
     async def _run(self, fn, *args):
         return await asyncio.to_thread(self._locked, fn, *args)
@@ -52,51 +70,71 @@ class SqliteStore:
             return fn(*args)
 
     def _write(self, fn, *args):
-        """fn(*args) inside one write transaction; rolled back if it raises."""
+        """fn(*args) inside one write transaction; rolled back if it or the commit fails (a failed COMMIT,
+        e.g. on a full disk, leaves the transaction open, and every later BEGIN would fail)."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
             result = fn(*args)
+            self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
         return result
 
+    def _cuts(self, now: float) -> dict:
+        return {"idle_cut": now - self.lifetimes.idle, "unjoined_cut": now - self.lifetimes.unjoined}
+
+    def _purge(self, now: float) -> None:
+        """Delete the classes that are no longer alive (their students and answers go with them)."""
+        self.db.execute(f"DELETE FROM classes WHERE NOT ({ALIVE})", self._cuts(now))
+
     def _live(self, code: str, now: float):
-        """(step, revealed) of the class, or None; a class idle too long is deleted on the way."""
-        self.db.execute("DELETE FROM classes WHERE touched < ?", (now - self.idle,))
-        return self.db.execute("SELECT step, revealed FROM classes WHERE code = ?", (code,)).fetchone()
+        """(step, revealed, locked) of the class, or None; classes gone quiet are deleted on the way."""
+        self._purge(now)
+        return self.db.execute("SELECT step, revealed, locked FROM classes WHERE code = ?", (code,)).fetchone()
 
     def _touch(self, code: str, now: float) -> None:
         self.db.execute("UPDATE classes SET version = version + 1, touched = ? WHERE code = ?", (now, code))
 
-    async def create(self, code, token_hash, step, now, max_classes) -> Outcome:
+    async def create(self, code, token_hash, step, now, max_classes, address, limit: CreationLimit):
         def create():
-            self.db.execute("DELETE FROM classes WHERE touched < ?", (now - self.idle,))
+            self._purge(now)
+            if address is not None:
+                self.db.execute("DELETE FROM creations WHERE at <= ?", (now - limit.window,))
+                made = self.db.execute("SELECT count(*), min(at) FROM creations WHERE address = ?",
+                                       (address,)).fetchone()
+                if made[0] >= limit.per_window:
+                    return "limited", made[1] + limit.window - now
             if self.db.execute("SELECT count(*) FROM classes").fetchone()[0] >= max_classes:
-                return "full"
-            inserted = self.db.execute(
-                "INSERT OR IGNORE INTO classes VALUES (?, ?, ?, 0, 1, ?)", (code, token_hash, step, now)).rowcount
-            return "ok" if inserted else "missing"
+                return "full", 0.0
+            inserted = self.db.execute("INSERT OR IGNORE INTO classes VALUES (?, ?, ?, 0, 1, ?, 0)",
+                                       (code, token_hash, step, now)).rowcount
+            if not inserted:
+                return "missing", 0.0
+            if address is not None:
+                self.db.execute("INSERT INTO creations VALUES (?, ?)", (address, now))
+            return "ok", 0.0
         return await self._run(self._write, create)
 
     async def token_hash(self, code, now):
         def read():
-            row = self.db.execute("SELECT token_hash FROM classes WHERE code = ? AND touched >= ?",
-                                  (code, now - self.idle)).fetchone()
+            row = self.db.execute(f"SELECT token_hash FROM classes WHERE code = :code AND {ALIVE}",
+                                  {"code": code, **self._cuts(now)}).fetchone()
             return row[0] if row else None
         return await self._run(read)
 
     def _state(self, code, now) -> ClassState | None:
-        row = self.db.execute("SELECT step, revealed, version FROM classes WHERE code = ? AND touched >= ?",
-                              (code, now - self.idle)).fetchone()
+        row = self.db.execute(f"SELECT step, revealed, version, locked FROM classes WHERE code = :code AND {ALIVE}",
+                              {"code": code, **self._cuts(now)}).fetchone()
         if row is None:
             return None
-        step, revealed, version = row
+        step, revealed, version, locked = row
         joined = self.db.execute("SELECT count(*) FROM students WHERE code = ?", (code,)).fetchone()[0]
         answered = self.db.execute("SELECT count(*) FROM answers WHERE code = ? AND step = ?",
                                    (code, step)).fetchone()[0]
-        return ClassState(step=step, revealed=bool(revealed), joined=joined, answered=answered, version=version)
+        return ClassState(step=step, revealed=bool(revealed), joined=joined, answered=answered, version=version,
+                          locked=bool(locked))
 
     async def state(self, code, now):
         # One read transaction, so the counts belong to the step read with them.
@@ -108,64 +146,79 @@ class SqliteStore:
                 self.db.execute("COMMIT")
         return await self._run(read)
 
+    def _change(self, code: str, now: float, sql: str, args: tuple) -> Outcome:
+        if self._live(code, now) is None:
+            return "missing"
+        self.db.execute(sql, args)
+        self._touch(code, now)
+        return "ok"
+
     async def set_step(self, code, step, now) -> Outcome:
-        def move():
-            if self._live(code, now) is None:
-                return "missing"
-            self.db.execute("UPDATE classes SET step = ?, revealed = 0 WHERE code = ?", (step, code))
-            self._touch(code, now)
-            return "ok"
-        return await self._run(self._write, move)
+        return await self._run(self._write, self._change, code, now,
+                               "UPDATE classes SET step = ?, revealed = 0 WHERE code = ?", (step, code))
 
     async def reveal(self, code, now) -> Outcome:
-        def reveal():
-            if self._live(code, now) is None:
-                return "missing"
-            self.db.execute("UPDATE classes SET revealed = 1 WHERE code = ?", (code,))
-            self._touch(code, now)
-            return "ok"
-        return await self._run(self._write, reveal)
+        return await self._run(self._write, self._change, code, now,
+                               "UPDATE classes SET revealed = 1 WHERE code = ?", (code,))
+
+    async def set_locked(self, code, locked, now) -> Outcome:
+        return await self._run(self._write, self._change, code, now,
+                               "UPDATE classes SET locked = ? WHERE code = ?", (int(locked), code))
 
     async def end(self, code) -> Outcome:
         def end():
             return "ok" if self.db.execute("DELETE FROM classes WHERE code = ?", (code,)).rowcount else "missing"
         return await self._run(self._write, end)
 
-    def _join(self, code, student, max_students) -> Outcome:
-        if self.db.execute("SELECT 1 FROM students WHERE code = ? AND student = ?", (code, student)).fetchone():
-            return "ok"
-        if self.db.execute("SELECT count(*) FROM students WHERE code = ?", (code,)).fetchone()[0] >= max_students:
-            return "full"
-        self.db.execute("INSERT INTO students VALUES (?, ?)", (code, student))
-        return "ok"
-
-    async def join(self, code, student, now, max_students) -> Outcome:
+    async def join(self, code, student, token_hash, now, max_students) -> Outcome:
         def join():
-            if self._live(code, now) is None:
+            live = self._live(code, now)
+            if live is None:
                 return "missing"
-            outcome = self._join(code, student, max_students)
-            if outcome == "ok":
-                self._touch(code, now)
-            return outcome
+            if live[2]:
+                return "locked"
+            if self.db.execute("SELECT count(*) FROM students WHERE code = ?", (code,)).fetchone()[0] >= max_students:
+                return "full"
+            self.db.execute("INSERT INTO students VALUES (?, ?, ?)", (code, student, token_hash))
+            self._touch(code, now)
+            return "ok"
         return await self._run(self._write, join)
 
-    async def answer(self, code, student, step, choice, now, max_students):
+    async def student(self, code, token_hash, now):
+        def read():
+            row = self.db.execute(
+                f"SELECT student FROM students WHERE code = :code AND token_hash = :hash AND EXISTS "
+                f"(SELECT 1 FROM classes WHERE code = :code AND {ALIVE})",
+                {"code": code, "hash": token_hash, **self._cuts(now)}).fetchone()
+            return row[0] if row else None
+        return await self._run(read)
+
+    async def answer(self, code, student, step, choice, now):
         def answer():
             live = self._live(code, now)
             if live is None:
                 return "missing", 0
-            current, revealed = live
+            current, revealed, _ = live
+            kept = self.db.execute("SELECT choice FROM answers WHERE code = ? AND step = ? AND student = ?",
+                                   (code, step, student)).fetchone()
+            if kept is not None and kept[0] == choice:
+                return "ok", current  # a retry of an answer already counted
             if step != current:
                 return "not_current", current
             if revealed:
                 return "revealed", current
-            if (joined := self._join(code, student, max_students)) != "ok":
-                return joined, current
             self.db.execute("INSERT INTO answers VALUES (?, ?, ?, ?) "
                             "ON CONFLICT DO UPDATE SET choice = excluded.choice", (code, step, student, choice))
             self._touch(code, now)
             return "ok", current
         return await self._run(self._write, answer)
+
+    async def answers_of(self, code, student):
+        def read():
+            rows = self.db.execute("SELECT step, choice FROM answers WHERE code = ? AND student = ?",
+                                   (code, student)).fetchall()
+            return dict(rows)
+        return await self._run(read)
 
     async def counts(self, code, step):
         def read():
@@ -185,6 +238,10 @@ class SqliteStore:
                 await asyncio.sleep(self.poll)
             seen = now
         yield  # gone: the reader sees no state
+
+    async def ping(self) -> None:
+        # A write, as a class's would be: a file that can be read but not written is down for class mode.
+        await self._run(self._write, lambda: self.db.execute("DELETE FROM creations WHERE 0"))
 
     async def close(self) -> None:
         await self._run(self.db.close)

@@ -28,39 +28,60 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextlib.contextmanager
-def redis_server():
-    """A throwaway Redis without persistence; yields its URL."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.fail("redis-server is missing: apt-get install -y redis-server (scripts/test.sh does it as root)")
-    port = free_port()
-    proc = subprocess.Popen([binary, "--port", str(port), "--save", "", "--daemonize", "no"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
+class RedisServer:
+    """A throwaway redis-server on a free port; stop() and start() it again on the same port and folder.
+    appendonly (as in compose.yaml): what a class wrote survives the restart."""
+
+    def __init__(self, folder: str | None = None, appendonly: bool = False):
+        self.binary = shutil.which("redis-server")
+        if self.binary is None:
+            pytest.fail("redis-server is missing: apt-get install -y redis-server (scripts/test.sh does it as root)")
+        self.port = free_port()
+        self.folder = folder or tempfile.mkdtemp(prefix="hp-redis-")
+        self.appendonly = appendonly
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc = None
+
+    def start(self) -> "RedisServer":
+        self.proc = subprocess.Popen([self.binary, "--port", str(self.port), "--save", "", "--daemonize", "no",
+                                      "--dir", self.folder, "--appendonly", "yes" if self.appendonly else "no"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
         while True:
             try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
                     s.sendall(b"PING\r\n")
                     if s.recv(16).startswith(b"+PONG"):
-                        break
+                        return self
             except OSError:
                 pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"redis-server did not answer on port {port}")
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"redis-server did not answer on port {self.port}")
             time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+
+@contextlib.contextmanager
+def redis_server(appendonly: bool = False):
+    """A throwaway Redis without persistence (unless appendonly); yields its RedisServer."""
+    server = RedisServer(appendonly=appendonly).start()
+    try:
+        yield server
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        server.stop()
 
 
 class Served:
     """One `heads-positions serve` process: start() and stop() it, read its log."""
 
-    def __init__(self, env: dict[str, str], workers: int = 1):
+    def __init__(self, env: dict[str, str], workers: int = 1, host: str = "127.0.0.1"):
         self.env = {**os.environ, **env}
+        self.host = host
         self.workers = workers
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -69,7 +90,7 @@ class Served:
 
     def start(self) -> "Served":
         cmd = [str(Path(sys.executable).with_name("heads-positions")), "serve", "--port", str(self.port),
-               "--workers", str(self.workers)]
+               "--workers", str(self.workers), "--host", self.host]
         self.proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT
@@ -103,8 +124,8 @@ class Served:
 
 
 @contextlib.contextmanager
-def served(env: dict[str, str], workers: int = 1):
-    server = Served(env, workers).start()
+def served(env: dict[str, str], workers: int = 1, host: str = "127.0.0.1"):
+    server = Served(env, workers, host).start()
     try:
         yield server
     finally:

@@ -7,8 +7,10 @@ import json
 import multiprocessing
 
 import httpx
+import pytest
 from class_servers import redis_server, served
 
+from app.stores import Lifetimes
 from app.stores.sqlite import SqliteStore
 
 # Processes that open new classes.db files at once, and how many files. Without the setup lock, some
@@ -56,7 +58,7 @@ def open_stores_at_once(folder, barrier, results) -> None:
     for file in range(FILES):
         barrier.wait()
         try:
-            SqliteStore(folder / str(file) / "classes.db", idle_seconds=3600, poll_seconds=0.1)
+            SqliteStore(folder / str(file) / "classes.db", Lifetimes(3600, 3600), poll_seconds=0.1)
             results.put("ok")
         except Exception as error:  # noqa: BLE001 -- the failure is the finding, reported by the test
             results.put(repr(error))
@@ -78,25 +80,64 @@ def test_workers_that_open_a_new_sqlite_file_at_once_all_start(tmp_path):
     assert outcomes == ["ok"] * (OPENERS * FILES), [outcome for outcome in outcomes if outcome != "ok"]
 
 
-def test_a_restart_keeps_the_class_its_step_and_its_answers(tmp_path):
+def join(base: str, code: str) -> dict:
+    made = httpx.post(f"{base}/api/classes/{code}/join")
+    made.raise_for_status()
+    return {"Authorization": f"Bearer {made.json()['student_token']}"}
+
+
+def test_a_restart_keeps_the_class_its_step_its_answers_and_its_tokens(tmp_path):
     env = {"HP_DATA_DIR": str(tmp_path)}
     with served(env, workers=2) as server:
         made = httpx.post(f"{server.url}/api/classes").json()
         code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
         httpx.post(f"{server.url}/api/classes/{code}/step", json={"step": 3}, headers=teacher).raise_for_status()
-        for student, choice in zip(STUDENTS, ["stays", "gone", "gone"]):
-            httpx.post(f"{server.url}/api/classes/{code}/answers",
-                       json={"student": student, "step": 3, "choice": choice}).raise_for_status()
+        students = [join(server.url, code) for _ in STUDENTS[:3]]
+        for student, choice in zip(students, ["stays", "gone", "gone"]):
+            httpx.post(f"{server.url}/api/classes/{code}/answers", json={"step": 3, "choice": choice},
+                       headers=student).raise_for_status()
         before = httpx.get(f"{server.url}/api/classes/{code}", headers=teacher).json()
-        assert before == {"step": 3, "revealed": False, "joined": 3, "answered": 3,
+        assert before == {"step": 3, "revealed": False, "joined": 3, "answered": 3, "locked": False,
                           "counts": {"stays": 1, "gone": 2}}
         server.stop()
         server.start()
         after = httpx.get(f"{server.url}/api/classes/{code}", headers=teacher)
         assert after.json() == before
-        # The same token still leads the class after the restart.
+        # The same tokens still lead the class and answer after the restart.
+        httpx.post(f"{server.url}/api/classes/{code}/answers", json={"step": 3, "choice": "stays"},
+                   headers=students[1]).raise_for_status()
         httpx.post(f"{server.url}/api/classes/{code}/reveal", headers=teacher).raise_for_status()
-        assert httpx.get(f"{server.url}/api/classes/{code}").json()["revealed"] is True
+        view = httpx.get(f"{server.url}/api/classes/{code}", headers=teacher).json()
+        assert view["revealed"] is True and view["counts"] == {"stays": 2, "gone": 1}
+
+
+def test_answers_sent_while_the_server_is_down_and_retried_after_count_once(tmp_path):
+    """The outage of issue 23: the server stops mid-class. A student's answer sent meanwhile fails, is
+    retried once the server is back, and counts once; so does a retry of an answer whose reply was lost,
+    even after the teacher revealed."""
+    with served({"HP_DATA_DIR": str(tmp_path)}) as server:
+        base = server.url
+        made = httpx.post(f"{base}/api/classes").json()
+        code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
+        first, second, third = (join(base, code) for _ in range(3))
+        body = {"step": 1, "choice": "different"}
+        httpx.post(f"{base}/api/classes/{code}/answers", json=body, headers=first).raise_for_status()
+        server.stop()
+        for student in (second, third):
+            with pytest.raises(httpx.ConnectError):
+                httpx.post(f"{base}/api/classes/{code}/answers", json=body, headers=student, timeout=2)
+        server.start()
+        base = server.url
+        # Each student's page retries until it is acknowledged; the first one retries too (it never saw its reply).
+        for student in (first, second, third, second):
+            sent = httpx.post(f"{base}/api/classes/{code}/answers", json=body, headers=student)
+            assert sent.status_code == 200 and sent.json() == {"ok": True, **body}
+        httpx.post(f"{base}/api/classes/{code}/reveal", headers=teacher).raise_for_status()
+        late = httpx.post(f"{base}/api/classes/{code}/answers", json=body, headers=third)
+        assert late.status_code == 200
+        view = httpx.get(f"{base}/api/classes/{code}", headers=teacher).json()
+        assert view == {"step": 1, "revealed": True, "joined": 3, "answered": 3, "locked": False,
+                        "counts": {"same": 0, "different": 3}}
 
 
 def test_two_workers_on_one_sqlite_file_keep_every_stream_in_step(tmp_path):
@@ -123,6 +164,10 @@ def test_two_replicas_on_one_redis_stay_in_sync(tmp_path):
                 httpx.AsyncClient(base_url=student_base) as student_client:
             made = (await teacher_client.post("/api/classes")).json()
             code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
+            tokens = []
+            for _ in STUDENTS:  # joined on the students' replica; the teacher's sees them
+                joined = (await student_client.post(f"/api/classes/{code}/join")).raise_for_status().json()
+                tokens.append({"Authorization": f"Bearer {joined['student_token']}"})
             async with streams(student_base, code, [{"student": s} for s in STUDENTS]) as students, \
                     streams(teacher_base, code, [{}]) as (teacher_view,):
                 for queue in students:
@@ -134,9 +179,10 @@ def test_two_replicas_on_one_redis_stay_in_sync(tmp_path):
                     for queue in students:
                         await until(queue, step=step, revealed=False)
                     picks = [choices[i % 2] for i in range(len(STUDENTS))]
-                    for student, choice in zip(STUDENTS, picks):
-                        answer = {"student": student, "step": step, "choice": choice}
-                        (await student_client.post(f"/api/classes/{code}/answers", json=answer)).raise_for_status()
+                    for token, choice in zip(tokens, picks):
+                        answer = {"step": step, "choice": choice}
+                        (await student_client.post(f"/api/classes/{code}/answers", json=answer,
+                                                   headers=token)).raise_for_status()
                     # The teacher's own replica sees every answer of the other's.
                     await until(teacher_view, step=step, answered=len(STUDENTS))
                     view = (await teacher_client.get(f"/api/classes/{code}", headers=teacher)).json()
@@ -145,15 +191,16 @@ def test_two_replicas_on_one_redis_stay_in_sync(tmp_path):
                 for queue in students:
                     await until(queue, step=5, revealed=True)
                 refused = await student_client.post(f"/api/classes/{code}/answers",
-                                                    json={"student": STUDENTS[0], "step": 5, "choice": "same"})
+                                                    json={"step": 5, "choice": "different"}, headers=tokens[0])
                 assert refused.status_code == 409
                 (await teacher_client.post(f"/api/classes/{code}/end", headers=teacher)).raise_for_status()
                 for queue in students:
                     await until(queue, ended=True)
             assert (await student_client.get(f"/api/classes/{code}")).status_code == 404
-    with redis_server() as url:
+    with redis_server() as redis:
         # Separate data folders: nothing can pass between the replicas but Redis.
-        env = {"HP_REDIS_URL": url}
+        env = {"HP_REDIS_URL": redis.url}
         with served({**env, "HP_DATA_DIR": str(tmp_path / "a")}) as a, \
                 served({**env, "HP_DATA_DIR": str(tmp_path / "b")}) as b:
             asyncio.run(run(a.url, b.url))
+

@@ -14,20 +14,22 @@ from fastapi.testclient import TestClient
 from app.lesson_steps import STEPS
 from app.main import create_app
 from app.services.class_events import Broadcaster, event_stream
-from app.services.classes import ClassError, Classes, JoinGuard
+from app.services.classes import ClassError, Classes, join_guard
 from app.settings import Settings
+from app.stores import CreationLimit, Lifetimes
 from app.stores.redis import RedisStore
 from app.stores.sqlite import SqliteStore
 
 CODE = re.compile(r"^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$")
-STUDENTS = [f"student-{i:03d}-abcdefgh" for i in range(70)]
 SELFTEST = next(i for i, s in enumerate(STEPS, 1) if s["choices"] is None)
+LONG = Lifetimes(idle=12 * 3600, unjoined=30 * 60)
+NO_LIMIT = CreationLimit(1000, 3600)
 
 
 @pytest.fixture(scope="module")
 def redis_url():
-    with redis_server() as url:
-        yield url
+    with redis_server() as server:
+        yield server.url
 
 
 @pytest.fixture(scope="module", params=["sqlite", "redis"])
@@ -37,7 +39,8 @@ def store_kind(request):
 
 @pytest.fixture(scope="module")
 def app_client(store_kind, tmp_path_factory, request):
-    settings = {"data_dir": tmp_path_factory.mktemp(store_kind)}
+    # Many classes from the test client's one address: the per-address limit has its own tests.
+    settings = {"data_dir": tmp_path_factory.mktemp(store_kind), "classes_per_hour": 1000}
     if store_kind == "redis":
         settings["redis_url"] = request.getfixturevalue("redis_url")
     with TestClient(create_app(Settings(**settings))) as client:
@@ -46,7 +49,7 @@ def app_client(store_kind, tmp_path_factory, request):
 
 @pytest.fixture
 def client(app_client):
-    app_client.app.state.join_guard = JoinGuard(60)  # each test starts with no misses on record
+    app_client.app.state.join_guard = join_guard(60)  # each test starts with no misses on record
     return app_client
 
 
@@ -57,8 +60,18 @@ def open_class(client):
     return made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}, made
 
 
+def join(client, code, headers=None):
+    response = client.post(f"/api/classes/{code}/join", headers=headers or {})
+    assert response.status_code == 201, response.text
+    return {"Authorization": f"Bearer {response.json()['student_token']}"}
+
+
 def answer(client, code, student, step, choice):
-    return client.post(f"/api/classes/{code}/answers", json={"student": student, "step": step, "choice": choice})
+    return client.post(f"/api/classes/{code}/answers", json={"step": step, "choice": choice}, headers=student)
+
+
+def error_type(response):
+    return response.json()["detail"][0]["type"]
 
 
 def test_a_new_class_has_a_readable_code_a_long_token_and_a_join_link(client, store_kind):
@@ -67,7 +80,9 @@ def test_a_new_class_has_a_readable_code_a_long_token_and_a_join_link(client, st
     token = made["teacher_token"]
     assert len(token) >= 43  # base64url of 32 bytes: 256 bits
     assert made["join_url"].endswith(f"/lesson?class={code}")
-    assert client.get(f"/api/classes/{code}").json() == {"step": 1, "revealed": False, "joined": 0, "answered": 0}
+    assert made["join_urls"] == [made["join_url"]] and made["loopback"] is False
+    assert client.get(f"/api/classes/{code}").json() == {
+        "step": 1, "revealed": False, "joined": 0, "answered": 0, "locked": False}
     # The store keeps the token's sha256, never the token.
     digest = hashlib.sha256(token.encode()).hexdigest()
     settings = client.app.state.settings
@@ -81,57 +96,151 @@ def test_a_new_class_has_a_readable_code_a_long_token_and_a_join_link(client, st
     assert not any(token in v for v in values)
 
 
-def test_only_the_teachers_token_moves_reveals_and_ends(client):
+def test_a_student_joins_with_a_token_the_store_keeps_only_hashed(client, store_kind):
     code, teacher, _ = open_class(client)
+    response = client.post(f"/api/classes/{code}/join")
+    assert response.status_code == 201
+    joined = response.json()
+    assert len(joined["student_token"]) >= 43 and joined["answers"] == {}
+    digest = hashlib.sha256(joined["student_token"].encode()).hexdigest()
+    settings = client.app.state.settings
+    if store_kind == "sqlite":
+        rows = sqlite3.connect(settings.data_dir / "classes.db").execute(
+            "SELECT * FROM students WHERE code = ?", (code,)).fetchall()
+        values = [str(v) for row in rows for v in row]
+    else:
+        kv = redis.Redis.from_url(settings.redis_url, decode_responses=True)
+        values = [*kv.hkeys(f"hp:class:{code}:tokens"), *kv.hvals(f"hp:class:{code}:tokens")]
+    assert digest in values and joined["student"] in values
+    assert not any(joined["student_token"] in v for v in values)
+    assert client.get(f"/api/classes/{code}").json()["joined"] == 1
+
+
+def test_answers_without_a_token_with_a_forged_one_or_another_classs_count_nothing(client):
+    """The mischief of issue 23: made-up students filled the spread. Now only a joined student's token answers."""
+    code, teacher, _ = open_class(client)
+    other, _, _ = open_class(client)
+    real = join(client, code)
+    elsewhere = join(client, other)
+    assert answer(client, code, real, 1, "same").status_code == 200
+    before = client.get(f"/api/classes/{code}", headers=teacher).json()
+
+    response = client.post(f"/api/classes/{code}/answers", json={"step": 1, "choice": "different"})
+    assert response.status_code == 401 and error_type(response) == "student_token_missing"
+    assert response.headers["WWW-Authenticate"] == "Bearer"
+    assert "join" in response.json()["detail"][0]["msg"]
+    for forged in ({"Authorization": "Bearer " + "A" * 43}, elsewhere, teacher):
+        for _ in range(30):
+            response = answer(client, code, forged, 1, "different")
+            assert response.status_code == 403 and error_type(response) == "student_token_wrong", response.text
+    # The old body, with a made-up student id, is refused as it stands.
+    response = client.post(f"/api/classes/{code}/answers",
+                           json={"student": "made-up-student-0001", "step": 1, "choice": "different"})
+    assert response.status_code == 422
+    assert client.get(f"/api/classes/{code}", headers=teacher).json() == before == {
+        "step": 1, "revealed": False, "joined": 1, "answered": 1, "locked": False,
+        "counts": {"same": 1, "different": 0}}
+    # Event streams with made-up ids join nobody.
+    with client.stream("GET", f"/api/classes/{code}/events", params={"student": "made-up-student-0002"}) as stream:
+        assert sse_data(stream.iter_lines())["joined"] == 1
+    assert client.get(f"/api/classes/{code}").json()["joined"] == 1
+
+
+def test_a_student_who_comes_back_with_their_token_is_the_same_student_with_their_answers(client):
+    code, teacher, _ = open_class(client)
+    first = client.post(f"/api/classes/{code}/join").json()
+    mine = {"Authorization": f"Bearer {first['student_token']}"}
+    assert answer(client, code, mine, 1, "different").status_code == 200
+    assert client.post(f"/api/classes/{code}/reveal", headers=teacher).status_code == 200
+    again = client.post(f"/api/classes/{code}/join", headers=mine)
+    assert again.status_code == 200
+    assert again.json() == {"student": first["student"], "student_token": first["student_token"],
+                            "answers": {"1": "different"}}
+    assert client.get(f"/api/classes/{code}").json()["joined"] == 1
+    # Another class's token is no way in: it makes a new student here.
+    other, _, _ = open_class(client)
+    stranger = client.post(f"/api/classes/{other}/join", headers=mine)
+    assert stranger.status_code == 201 and stranger.json()["student"] != first["student"]
+
+
+def test_only_the_teachers_token_moves_reveals_locks_and_ends(client):
+    code, teacher, _ = open_class(client)
+    student = join(client, code)
     wrong = {"Authorization": "Bearer " + "x" * 43}
-    for path, body in [("step", {"step": 2}), ("reveal", None), ("end", None)]:
-        for headers in ({}, wrong):
+    for path, body in [("step", {"step": 2}), ("reveal", None), ("lock", None), ("unlock", None), ("end", None)]:
+        for headers, kind in (({}, "teacher_only"), (wrong, "teacher_token_wrong"), (student, "teacher_token_wrong")):
             response = client.post(f"/api/classes/{code}/{path}", json=body, headers=headers)
             assert response.status_code == 403, (path, headers, response.text)
-            assert "teacher" in response.json()["detail"]
+            assert error_type(response) == kind and "teacher" in response.json()["detail"][0]["msg"]
     assert client.get(f"/api/classes/{code}", headers=wrong).status_code == 403
     assert client.get(f"/api/classes/{code}").json()["step"] == 1
     assert client.post(f"/api/classes/{code}/step", json={"step": 3}, headers=teacher).status_code == 200
     assert client.get(f"/api/classes/{code}").json()["step"] == 3
 
 
+def test_a_locked_class_refuses_new_students_and_keeps_its_own(client):
+    code, teacher, _ = open_class(client)
+    inside = join(client, code)
+    assert client.post(f"/api/classes/{code}/lock", headers=teacher).status_code == 200
+    assert client.get(f"/api/classes/{code}").json()["locked"] is True
+    for _ in range(3):
+        response = client.post(f"/api/classes/{code}/join")
+        assert response.status_code == 403 and error_type(response) == "class_locked"
+        assert "closed" in response.json()["detail"][0]["msg"]
+    # The students inside stay, come back, and answer.
+    assert client.post(f"/api/classes/{code}/join", headers=inside).status_code == 200
+    assert answer(client, code, inside, 1, "same").status_code == 200
+    assert client.get(f"/api/classes/{code}").json()["joined"] == 1
+    assert client.post(f"/api/classes/{code}/unlock", headers=teacher).status_code == 200
+    assert client.post(f"/api/classes/{code}/join").status_code == 201
+    assert client.get(f"/api/classes/{code}").json() | {"answered": None} == {
+        "step": 1, "revealed": False, "joined": 2, "answered": None, "locked": False}
+
+
 def test_students_answer_the_current_step_with_its_choices_until_the_reveal(client):
     code, teacher, _ = open_class(client)
-    a, b, c = STUDENTS[:3]
+    a, b, c = (join(client, code) for _ in range(3))
     assert answer(client, code, a, 1, "same").status_code == 200
     assert answer(client, code, b, 1, "different").status_code == 200
     # The last answer before the reveal counts.
-    assert answer(client, code, b, 1, "same").status_code == 200
+    response = answer(client, code, b, 1, "same")
+    assert response.status_code == 200 and response.json() == {"ok": True, "step": 1, "choice": "same"}
     # Not the current step: 409 naming the current one.
     response = answer(client, code, c, 2, "same")
-    assert response.status_code == 409 and "step 1" in response.json()["detail"]
+    assert response.status_code == 409 and error_type(response) == "step_not_current"
+    assert response.json()["detail"][0]["ctx"] == {"step": 2, "current": 1}
     # Not one of the step's choices (step 3's choices are stays/gone).
     response = answer(client, code, c, 1, "stays")
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"] == ["body", "choice"] and "stays" in response.json()["detail"][0]["msg"]
-    # No free text, and a student id of the right shape.
-    response = answer(client, code, c, 1, "<b>same</b>")
-    assert response.status_code == 422
-    response = answer(client, code, "short", 1, "same")
-    assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body", "student"]
+    assert answer(client, code, c, 1, "<b>same</b>").status_code == 422
     view = client.get(f"/api/classes/{code}", headers=teacher).json()
-    assert view == {"step": 1, "revealed": False, "joined": 2, "answered": 2, "counts": {"same": 2, "different": 0}}
+    assert view == {"step": 1, "revealed": False, "joined": 3, "answered": 2, "locked": False,
+                    "counts": {"same": 2, "different": 0}}
     assert "counts" not in client.get(f"/api/classes/{code}").json()
 
     assert client.post(f"/api/classes/{code}/reveal", headers=teacher).status_code == 200
     for student in (a, c):
         response = answer(client, code, student, 1, "different")
-        assert response.status_code == 409 and "revealed" in response.json()["detail"]
+        assert response.status_code == 409 and error_type(response) == "answers_closed"
+    # A retry of an answer already kept (its reply was lost) is taken, and counted once.
+    assert answer(client, code, a, 1, "same").status_code == 200
     assert client.get(f"/api/classes/{code}", headers=teacher).json()["counts"] == {"same": 2, "different": 0}
 
     # The next step opens hidden, with nobody's answer yet.
     client.post(f"/api/classes/{code}/step", json={"step": 3}, headers=teacher)
     view = client.get(f"/api/classes/{code}", headers=teacher).json()
-    assert view == {"step": 3, "revealed": False, "joined": 2, "answered": 0, "counts": {"stays": 0, "gone": 0}}
+    assert view == {"step": 3, "revealed": False, "joined": 3, "answered": 0, "locked": False,
+                    "counts": {"stays": 0, "gone": 0}}
     assert answer(client, code, c, 3, "gone").status_code == 200
+    # The retry of step 1's answer, after the class moved on, is still taken once.
+    assert answer(client, code, b, 1, "same").status_code == 200
+    client.post(f"/api/classes/{code}/step", json={"step": 1}, headers=teacher)
+    assert client.get(f"/api/classes/{code}", headers=teacher).json()["counts"] == {"same": 2, "different": 0}
     # A step without a single question takes no class answers.
     client.post(f"/api/classes/{code}/step", json={"step": SELFTEST}, headers=teacher)
-    assert answer(client, code, c, SELFTEST, "same").status_code == 409
+    response = answer(client, code, c, SELFTEST, "same")
+    assert response.status_code == 409 and error_type(response) == "step_without_question"
 
 
 def test_steps_are_checked(client):
@@ -143,24 +252,30 @@ def test_steps_are_checked(client):
 
 def test_a_late_student_gets_the_current_step_first(client):
     code, teacher, _ = open_class(client)
+    join(client, code)
     client.post(f"/api/classes/{code}/step", json={"step": 4}, headers=teacher)
     client.post(f"/api/classes/{code}/reveal", headers=teacher)
-    with client.stream("GET", f"/api/classes/{code}/events", params={"student": STUDENTS[5]}) as stream:
+    with client.stream("GET", f"/api/classes/{code}/events", params={"student": "late-student-000001"}) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
-        assert sse_data(stream.iter_lines()) == {"step": 4, "revealed": True, "joined": 1, "answered": 0}
+        assert sse_data(stream.iter_lines()) == {"step": 4, "revealed": True, "joined": 1, "answered": 0,
+                                                 "locked": False}
 
 
 def test_an_ended_class_is_gone(client):
     code, teacher, _ = open_class(client)
+    student = join(client, code)
     assert client.post(f"/api/classes/{code}/end", headers=teacher).status_code == 200
-    for response in (client.get(f"/api/classes/{code}"), answer(client, code, STUDENTS[0], 1, "same"),
+    for response in (client.get(f"/api/classes/{code}"), answer(client, code, student, 1, "same"),
+                     client.post(f"/api/classes/{code}/join"),
                      client.post(f"/api/classes/{code}/step", json={"step": 2}, headers=teacher)):
-        assert response.status_code == 404 and "no class" in response.json()["detail"]
+        assert response.status_code == 404 and error_type(response) == "class_not_found"
+        assert "no class" in response.json()["detail"][0]["msg"]
 
 
 def test_sixty_students_join_from_one_address_but_guessing_codes_is_stopped(client):
     code, teacher, _ = open_class(client)
-    for student in STUDENTS[:60]:
+    students = [join(client, code) for _ in range(60)]
+    for student in students:
         assert answer(client, code, student, 1, "same").status_code == 200
     assert client.get(f"/api/classes/{code}").json()["joined"] == 60
     # Unknown codes: 60 misses a minute, then every join attempt from the address waits.
@@ -168,51 +283,86 @@ def test_sixty_students_join_from_one_address_but_guessing_codes_is_stopped(clie
     for _ in range(60):
         assert client.get(f"/api/classes/{unknown}").status_code == 404
     response = client.get(f"/api/classes/{code}")
-    assert response.status_code == 429 and "wait" in response.json()["detail"]
-    assert answer(client, code, STUDENTS[61], 1, "same").status_code == 429
+    assert response.status_code == 429 and error_type(response) == "too_many_unknown_codes"
+    assert 1 <= int(response.headers["Retry-After"]) <= 61
+    assert client.post(f"/api/classes/{code}/join").status_code == 429
 
 
 @pytest.fixture
 def make_store(store_kind, tmp_path, request):
-    """(idle seconds) -> a store of its own, made inside the test's event loop."""
+    """(lifetimes) -> a store of its own, made inside the test's event loop."""
     if store_kind == "sqlite":
-        return lambda idle: SqliteStore(tmp_path / "classes.db", idle, 0.05)
+        return lambda lifetimes=LONG: SqliteStore(tmp_path / "classes.db", lifetimes, 0.05)
     # Database 1: the app's classes above live in database 0 and would count against max_classes.
     url = request.getfixturevalue("redis_url").replace("/0", "/1")
     redis.Redis.from_url(url).flushdb()
-    return lambda idle: RedisStore(url, idle)
+    return lambda lifetimes=LONG: RedisStore(url, lifetimes)
 
 
 def test_limits_on_classes_and_students(make_store):
     async def run():
-        store = make_store(12 * 3600)
-        classes = Classes(store, max_classes=2, max_students=3)
-        code, _ = await classes.create()
-        await classes.create()
+        store = make_store()
+        classes = Classes(store, max_classes=2, max_students=3, creation_limit=NO_LIMIT)
+        code, _ = await classes.create("198.51.100.1")
+        await classes.create("198.51.100.1")
         with pytest.raises(ClassError, match="at most 2") as error:
-            await classes.create()
-        assert error.value.status == 503
-        for student in STUDENTS[:3]:
-            await classes.join(code, student)
-        await classes.join(code, STUDENTS[0])  # joining twice is still one student
+            await classes.create("198.51.100.1")
+        assert (error.value.status, error.value.type) == (503, "too_many_classes_open")
+        for _ in range(3):
+            await classes.join(code)
         with pytest.raises(ClassError, match="at most 3 students") as error:
-            await classes.answer(code, STUDENTS[3], 1, "same")
-        assert error.value.status == 409
+            await classes.join(code)
+        assert (error.value.status, error.value.type, error.value.ctx) == (409, "class_full", {"max_students": 3})
         assert (await classes.state(code)).joined == 3
         await store.close()
     asyncio.run(run())
 
 
-def test_a_class_idle_for_twelve_hours_is_gone(make_store):
+def test_classes_nobody_joined_expire_soon_and_joined_ones_live_on(make_store):
     async def run():
-        store = make_store(1)  # an idle time of 1 s stands in for 12 h
-        classes = Classes(store, 10, 10)
-        code, _ = await classes.create()
-        await classes.join(code, STUDENTS[0])
-        assert (await classes.state(code)).joined == 1
+        store = make_store(Lifetimes(idle=60, unjoined=1))  # 1 s stands in for 30 min, 60 s for 12 h
+        classes = Classes(store, 10, 10, NO_LIMIT)
+        empty, _ = await classes.create("198.51.100.2")
+        taught, _ = await classes.create("198.51.100.2")
+        await classes.join(taught)
+        await asyncio.sleep(2.2)
+        with pytest.raises(ClassError, match="no class"):
+            await classes.state(empty)
+        assert (await classes.state(taught)).joined == 1
+        await store.close()
+
+        store = make_store(Lifetimes(idle=1, unjoined=1))
+        classes = Classes(store, 10, 10, NO_LIMIT)
+        code, _ = await classes.create(None)
+        await classes.join(code)
         await asyncio.sleep(2.2)
         with pytest.raises(ClassError, match="no class"):
             await classes.state(code)
+        await store.close()
+    asyncio.run(run())
+
+
+def test_an_address_starts_at_most_its_classes_per_hour_and_others_still_can(make_store):
+    async def run():
+        store = make_store()
+        classes = Classes(store, max_classes=200, max_students=10, creation_limit=CreationLimit(10, 3600))
+        for _ in range(10):
+            await classes.create("203.0.113.7")
+        with pytest.raises(ClassError) as error:
+            await classes.create("203.0.113.7")
+        assert (error.value.status, error.value.type) == (429, "too_many_classes_from_address")
+        assert error.value.ctx["limit"] == 10 and error.value.ctx["minutes"] == 60
+        assert 3590 <= error.value.retry_after <= 3601
+        await classes.create("198.51.100.9")  # the teacher, from another address
+        await classes.create(None)  # a holder of HP_TEACHER_KEY is not counted
+        # A short window: the address may again once its oldest class is older than the window.
+        limited = Classes(store, 200, 10, CreationLimit(2, 1))
+        await limited.create("203.0.113.8")
+        await limited.create("203.0.113.8")
+        with pytest.raises(ClassError, match="wait"):
+            await limited.create("203.0.113.8")
+        await asyncio.sleep(1.2)
+        await limited.create("203.0.113.8")
         await store.close()
     asyncio.run(run())
 
@@ -221,7 +371,7 @@ def test_events_fan_out_from_one_watcher_per_class(make_store):
     """Twenty students' streams in one process: the store is watched once, not once per student, and the
     watcher stops with the last stream."""
     async def run():
-        store = make_store(12 * 3600)
+        store = make_store()
         watched = []
         changes = store.changes
 
@@ -229,9 +379,9 @@ def test_events_fan_out_from_one_watcher_per_class(make_store):
             watched.append(code)
             return changes(code)
         store.changes = counted
-        classes = Classes(store, 10, 100)
+        classes = Classes(store, 10, 100, NO_LIMIT)
         broadcaster = Broadcaster(store)
-        code, _ = await classes.create()
+        code, _ = await classes.create(None)
         state = await classes.state(code)
 
         async def student():
@@ -249,5 +399,37 @@ def test_events_fan_out_from_one_watcher_per_class(make_store):
         assert await asyncio.wait_for(asyncio.gather(*readers), 10) == [[1, 3]] * 20
         assert watched == [code]
         assert broadcaster.channels == {}
+        await store.close()
+    asyncio.run(run())
+
+
+def test_a_students_stream_sends_a_comment_within_the_keepalive_while_others_answer(make_store):
+    """nginx drops a stream idle for 60 s. A student's stream sends no joins or answers, so those changes
+    must not put its keep-alive comment off: with answers every 0.1 s, the comment still comes every 0.5 s."""
+    async def run():
+        store = make_store()
+        classes = Classes(store, 10, 100, NO_LIMIT)
+        broadcaster = Broadcaster(store)
+        code, _ = await classes.create(None)
+        state = await classes.state(code)
+        stream = event_stream(broadcaster, code, state, teacher_view=False, keepalive=0.5)
+        assert (await anext(stream)).startswith("retry: 1000\ndata: ")
+
+        async def busy():
+            while True:
+                await classes.join(code)
+                await asyncio.sleep(0.1)
+        joining = asyncio.create_task(busy())
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        gaps = []
+        for _ in range(4):
+            text = await asyncio.wait_for(anext(stream), 3)
+            assert text == ": keep-alive\n\n"
+            gaps.append(loop.time() - start)
+            start = loop.time()
+        joining.cancel()
+        await stream.aclose()
+        assert max(gaps) < 0.8, gaps
         await store.close()
     asyncio.run(run())
