@@ -26,6 +26,8 @@ from app.services.options import options
 from app.services.positions import position_similarity, relative_scores
 from app.services.results import shipped_results
 from app.services.rope import rope_table
+from app.services.verdicts import compare_verdict
+from app.verdict_schemas import CompareVerdict
 
 router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
 
@@ -39,6 +41,13 @@ async def post_compare(req: CompareRequest, request: Request):
     state = request.app.state
     answer = await state.cache.answer_batched("compare", req, state.batcher)
     return await encoded_json(answer, request.headers)
+
+
+@router.post("/compare/verdict", response_model=CompareVerdict)
+def post_compare_verdict(req: CompareRequest, registry: Registry):
+    """For the same body as /compare: whether each last-position gap and each layer's aligned last row is
+    rounding or real, decided by running the same weights again in float64 (the explorer's sentences)."""
+    return compare_verdict(req, registry)
 
 
 @router.post("/ablate", response_model=AblateResponse, response_class=JSONBytes)

@@ -7,12 +7,13 @@ from fastapi.responses import HTMLResponse
 
 from app.deps import Plotly, Registry
 from app.i18n import LANGS, lang_notices, negotiate, shown_back, texts
-from app.lesson_schemas import HeadSplitQuery, LessonSteps, Verdict, VerdictRequest
+from app.lesson_schemas import HeadSplitQuery, LessonSteps
 from app.schemas import ERROR_RESPONSES, HeadSplit
 from app.services.lesson import heads, lesson_texts, qr_svg, steps
 from app.services.modules import module_graph
 from app.services.options import options
 from app.services.verdicts import JUDGED_STEPS, verdict
+from app.verdict_schemas import Verdict, VerdictRequest
 
 router = APIRouter()
 StepNumber = Annotated[int, Query(ge=1, le=len(steps()), description="1-based step number.")]

@@ -22,18 +22,20 @@ import torch
 
 from app.lesson_steps import STEPS
 from app.registry import ModelRegistry
+from app.schemas import CompareRequest
 from app.services.compare import WITH, WITHOUT, check_length, run_many
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
 from app.services.positions import RELATIVE_STARTS, position_similarity
 from app.services.rope import rope_table
 from model import GPT
-from model.experiments import head_split, logits_difference
+from model.experiments import LESSON_DEPTHS, head_split, logits_difference
 from model.probes import pair_scores
 from model.rope import rope_angles
 
 REL_ROUNDING = 1e-9  # float64 gap / largest |logit| under which a gap is rounding
-LOSS_STEP = 0.05  # nats per character: the RoPE loss past the training length "rises" past this
+RISE_NATS = 0.25  # nats per character over the in-training mean: RoPE's loss "climbs", not noise
+SMOOTH = 16  # positions averaged when reading a loss curve
 HEADS_DIFFER = 0.25  # mean total-variation distance between two heads' rows: "they look at different places"
 TABLE_NEIGHBOURS = 0.2  # cosine: neighbouring pos_emb rows this much more alike than far ones
 TABLE_EQUAL = 0.9  # cosine: every pair of rows at least this alike is "all the same"
@@ -65,18 +67,16 @@ def verdict(step_id: str, fields: dict, registry: ModelRegistry) -> dict:
     out.setdefault("difference", None)
     own = step["setup"]
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own),
-            "unknown": _unknown(registry, setup)}
+            "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}
 
 
 def _same_setup(setup: dict, own: dict) -> bool:
     return all(setup.get(key) == value for key, value in own.items())
 
 
-def _unknown(registry: ModelRegistry, setup: dict) -> list[str]:
+def unknown_chars(tokenizer, text: str) -> list[str]:
     """The characters the model reads as its one unknown id, each once, in order of appearance."""
-    text = (setup.get("a") or "") + (setup.get("b") or "")
-    known = registry.tokenizer.encode(text)
-    return list(dict.fromkeys(ch for ch, flag in zip(text, known.unknown) if flag))
+    return list(dict.fromkeys(ch for ch, flag in zip(text, tokenizer.encode(text).unknown) if flag))
 
 
 def _model(setup: dict, registry: ModelRegistry) -> GPT:
@@ -266,16 +266,33 @@ def _judge_relative(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
             "figures": {f"spread_{p}": s for p, s in spread.items()} | {"starts": len(RELATIVE_STARTS)}}
 
 
+def _smoothed(loss: list[float], p: int) -> float:
+    """The loss around position p, averaged over SMOOTH positions: one hard poem line does not decide."""
+    return float(np.mean(loss[max(0, p - SMOOTH // 2):p + SMOOTH // 2]))
+
+
 def _judge_length(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
-    """RoPE's validation loss per character, within and past the training length."""
-    run = next((r for r in registry.results.get("length", {}).get("runs", []) if r["position"] == "rope"), None)
-    if run is None:
+    """RoPE's validation loss per character past the training length. It rises from the first position where
+    its smoothed loss passes its mean over the second half of the training length by RISE_NATS; it falls when
+    its mean past the training length is that much below. Also: from where it is worse than no positions."""
+    runs = {r["position"]: r for r in registry.results.get("length", {}).get("runs", [])}
+    rope, none = runs.get("rope"), runs.get("none")
+    if rope is None:
         return {"outcome": None, "reason": "no_results", "figures": {}}
-    n = run["train_length"]
-    before, after = float(np.mean(run["loss"][:n])), float(np.mean(run["loss"][n:]))
-    outcome = "rises" if after - before > LOSS_STEP else "falls" if before - after > LOSS_STEP else "flat"
-    return {"outcome": outcome, "reason": f"length_{outcome}",
-            "figures": {"before": before, "after": after, "train_length": n, "length": len(run["loss"])}}
+    loss, n = rope["loss"], rope["train_length"]
+    inside = float(np.mean(loss[n // 2:n]))
+    figures = {"before": float(np.mean(loss[:n])), "after": float(np.mean(loss[n:])), "inside": inside,
+               "train_length": n, "length": len(loss)}
+    last = min(len(loss), len(none["loss"]) if none else len(loss)) - SMOOTH // 2
+    rise = next((p for p in range(n, last + 1) if _smoothed(loss, p) > inside + RISE_NATS), None)
+    if rise is not None:
+        figures["rise"] = rise
+    if none is not None:
+        worse = next((p for p in range(n, last + 1) if _smoothed(loss, p) > _smoothed(none["loss"], p)), None)
+        if worse is not None:
+            figures["worse"] = worse
+    outcome = "rises" if rise is not None else "falls" if figures["after"] < inside - RISE_NATS else "flat"
+    return {"outcome": outcome, "reason": f"length_{outcome}", "figures": figures}
 
 
 def _judge_split(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
@@ -349,3 +366,55 @@ def _judge_training(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
 _JUDGES = {"limit": _judge_limit, "table": _judge_table, "rotate": _judge_rotate, "relative": _judge_relative,
            "length": _judge_length, "split": _judge_split, "heads": _judge_heads,
            "ex2": _judge_training, "ex3": _judge_training}
+
+
+# ---- the explorer: the same judgements for any comparison -----------------------------------------
+
+def _line_gap64(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool, use_position: bool) -> dict | None:
+    """Whether the last-position gap is rounding, judged as the lesson's steps judge it; None for the same ids."""
+    if list(ids_a) == list(ids_b):
+        return None
+    a64 = last_logits64(model, ids_a, causal, use_position)
+    b64 = last_logits64(model, ids_b, causal, use_position)
+    gap64 = float(np.abs(a64 - b64).max())
+    limit = REL_ROUNDING * float(max(np.abs(a64).max(), np.abs(b64).max()))
+    return {"gap64": gap64, "rounding_limit": limit, "difference": "rounding" if gap64 < limit else "real"}
+
+
+def _aligned_by_layer(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool, use_position: bool) -> list[dict]:
+    """Per layer, the largest |A − B| of the last row aligned by character (float64), and its verdict."""
+    order = alignment(ids_a, ids_b)
+    twin = float64_twin(model)
+    a = twin.trace(torch.tensor([ids_a]), causal=causal, use_position=use_position).attention
+    b = twin.trace(torch.tensor([ids_b]), causal=causal, use_position=use_position).attention
+    out = []
+    for pa, pb in zip(a, b):
+        gap = float((pa[0, :, -1] - pb[0, :, -1][:, order]).abs().max())  # (nh, T) rows, B's keys in A's order
+        out.append({"gap64": gap, "difference": "rounding" if gap < REL_ROUNDING else "real"})
+    return out
+
+
+def compare_verdict(req: CompareRequest, registry: ModelRegistry) -> dict:
+    """For an /api/compare request: whether each gap the explorer shows is rounding or real, by the float64
+    rerun, for the model on screen and the lesson's untrained depths, with and without position information;
+    and, when B is a reordering of A, each layer's aligned last row."""
+    model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
+    tok = registry.tokenizer
+    ids_a, ids_b = tok.encode(req.line_a), tok.encode(req.line_b)
+    check_length("line_a", ids_a, model.config)
+    check_length("line_b", ids_b, model.config)
+
+    def both(m: GPT, judge) -> dict:
+        with_position = judge(m, ids_a, ids_b, req.causal, True)
+        # Without position information a model of mode none computes the same run again.
+        without = with_position if m.config.position == "none" else judge(m, ids_a, ids_b, req.causal, False)
+        return {"with_position": with_position, "without_position": without}
+
+    depths = [registry.random(req.position, n, model.config.n_head, req.seed) for n in LESSON_DEPTHS]
+    reordering = alignment(ids_a, ids_b) is not None
+    return {
+        "difference": both(model, _line_gap64),
+        "by_depth": [{"n_layer": n, **both(m, _line_gap64)} for n, m in zip(LESSON_DEPTHS, depths)],
+        "aligned": both(model, _aligned_by_layer) if reordering else None,
+        "unknown": unknown_chars(tok, req.line_a + req.line_b),
+    }

@@ -72,6 +72,15 @@ export function postCompare(body, signal) {
   return postJson("/api/compare", body, signal);
 }
 
+/** /api/compare's answer with the server's verdict on it (POST /api/compare/verdict) as `verdict`: whether each
+ * gap is rounding. Both are asked at once, so a sentence never describes other numbers than the charts. */
+export async function postCompareJudged(body, signal) {
+  const [answer, verdict] = await Promise.all([
+    postJson("/api/compare", body, signal), postJson("/api/compare/verdict", body, signal),
+  ]);
+  return { ...answer, verdict };
+}
+
 /** The typed line with every head on and with the heads in body.off turned off (POST /api/ablate). */
 export function postAblate(body, signal) {
   return postJson("/api/ablate", body, signal);

@@ -1,7 +1,7 @@
 // The page's controller: state <-> URL <-> controls, requests to /api/compare, and redraws.
 
 import { createAblationPanel } from "./ablation.js";
-import { ApiError, FIELD_CONTROLS, getOptions, postCompare } from "./api.js";
+import { ApiError, FIELD_CONTROLS, getOptions, postCompareJudged } from "./api.js";
 import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
 import { fieldMessage } from "./errors.js";
@@ -270,7 +270,7 @@ async function compare() {
   setStatus("loading");
   let out;
   try {
-    out = await compareRequest.run((signal) => postCompare(body, signal), key);
+    out = await compareRequest.run((signal) => postCompareJudged(body, signal), key);
   } catch (error) {
     showError(error);
     return;

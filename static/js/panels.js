@@ -100,8 +100,6 @@ function ensureGrid(grid, nHead, withDiff) {
   grid.dataset.diff = String(withDiff);
 }
 
-/** Under this, a difference of attention weights (each between 0 and 1) is float32 rounding. */
-export const WEIGHT_ROUNDING = 1e-6;
 const fmtSci = (v) => scientific(v, 2); // 3.1 × 10⁻⁸, never 3.1e-8
 const fmtWeight = (v) => (Math.abs(v) >= 0.01 ? v.toFixed(2) : fmtSci(v));
 
@@ -138,16 +136,17 @@ function explainDifference(response, view, diff) {
   else what = tr("attn_diff_cells_other");
   fillRich($("#attn-diff-what"), what);
 
-  // The verdict reads the last row of every head's map, where the last character weighs the whole line.
+  // The verdict reads the last row of every head's map, where the last character weighs the whole line;
+  // whether that is rounding is the server's float64 rerun (POST /api/compare/verdict).
   const lastRow = Math.max(0, ...diff.maps.map((m) => Math.max(0, ...m[last].filter((v) => v !== null).map(Math.abs))));
+  const judged = response.verdict?.aligned?.[view.posinfo ? "with_position" : "without_position"]?.[view.layer - 1];
   const blind = !view.posinfo || response.model.position === "none";
   let verdict = "";
   if (diff.aligned && lineA.tokens[last] !== lineB.tokens[last]) {
     verdict = tr("attn_verdict_other_end", { a: lastA, b: lastB, value: fmtWeight(lastRow) });
-  } else if (diff.aligned && lastRow < WEIGHT_ROUNDING) {
-    const limit = scientific(WEIGHT_ROUNDING, 1);
-    verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtWeight(lastRow), limit });
-  } else if (diff.aligned) {
+  } else if (diff.aligned && judged?.difference === "rounding") {
+    verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtWeight(lastRow), value64: fmtSci(judged.gap64) });
+  } else if (diff.aligned && judged) {
     const why = !blind ? "attn_why_positions" : view.layer > 1 ? "attn_why_leak" : "attn_why_other";
     verdict = sentences([
       tr("attn_verdict_differs", { ch: lastA, value: fmtWeight(lastRow) }),
@@ -261,8 +260,6 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
   return true;
 }
 
-/** Under this, a difference of the untrained models' next-character scores is float32 rounding. */
-export const LOGIT_ROUNDING = 1e-5;
 
 /**
  * The depth panel's claims, worded for the lines actually typed: a reordering that ends on the same
@@ -274,8 +271,11 @@ function depthVerdict(response) {
   const perm = reorderingOf(lineA.tokens, lineB.tokens);
   const T = lineA.tokens.length;
   const same = one.without_position.max_abs;
+  // Rounding or real: the server's float64 rerun of the same untrained models (POST /api/compare/verdict).
+  const rounding = (row) => row?.without_position?.difference === "rounding";
+  const [judgedOne, judgedTwo] = response.verdict.by_depth;
   const parts = [];
-  if (same < LOGIT_ROUNDING) {
+  if (rounding(judgedOne) || !judgedOne.without_position) {
     parts.push(tr("depth_verdict_same", { value: fmtSci(same) }));
   } else if (perm && lineA.tokens[T - 1] !== lineB.tokens[T - 1]) {
     parts.push(tr("depth_verdict_other_end", {
@@ -286,9 +286,9 @@ function depthVerdict(response) {
   } else {
     parts.push(tr("depth_verdict_differs", { value: fmtSci(same) }));
   }
-  if (two && same < LOGIT_ROUNDING && response.model.causal) {
+  if (two && rounding(judgedOne) && response.model.causal) {
     const leak = two.without_position.max_abs;
-    parts.push(tr(leak < LOGIT_ROUNDING ? "depth_verdict_no_leak" : "depth_verdict_leak", { value: fmtSci(leak) }));
+    parts.push(tr(rounding(judgedTwo) ? "depth_verdict_no_leak" : "depth_verdict_leak", { value: fmtSci(leak) }));
   }
   return sentences(parts);
 }
@@ -296,7 +296,8 @@ function depthVerdict(response) {
 /** The mask-off control: every depth's difference without positions, and whether it is all rounding. */
 function causalOffNote(response) {
   const largest = Math.max(...response.by_depth.map((row) => row.without_position.max_abs));
-  return tr(largest < LOGIT_ROUNDING ? "depth_causal_off" : "depth_causal_off_differs", { value: fmtSci(largest) });
+  const allRounding = response.verdict.by_depth.every((row) => row.without_position?.difference !== "real");
+  return tr(allRounding ? "depth_causal_off" : "depth_causal_off_differs", { value: fmtSci(largest) });
 }
 
 export function renderDepth(response) {

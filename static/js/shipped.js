@@ -2,7 +2,7 @@
 // the similarity between positions (/api/positions) and the training curves (/api/training).
 // Each is fetched once, when its panel first comes into view, and redrawn on a language switch.
 
-import { getShipped } from "./api.js";
+import { getShipped, postVerdict } from "./api.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
 import { fillRich, grouped, num, sentences, tr } from "./i18n.js";
@@ -58,39 +58,18 @@ function failed(panel, error) {
   showLoadError(panel, error);
 }
 
-/** Losses averaged over a window of positions, so one hard poem line does not decide a crossing. */
-const SMOOTH = 16;
-/** A rise of this many nats over the in-training mean is "climbing", not noise. */
-const RISE_NATS = 0.25;
-
-function smoothed(loss, p) {
-  const window = loss.slice(Math.max(0, p - SMOOTH / 2), p + SMOOTH / 2);
-  return window.reduce((x, y) => x + y, 0) / window.length;
-}
-
 /**
- * What the shipped length results show, read from them: where RoPE's loss starts to climb past the
- * training length, and from where it is worse than the model without positions. null if not shipped.
+ * What the shipped length results show, as the server judges them (app/services/verdicts.py, the lesson's
+ * step "length"): where RoPE's loss starts to climb past the training length, and from where it is worse
+ * than the model without positions. null when it does not climb, or nothing is shipped.
  */
-export function lengthVerdict(runs) {
-  const rope = runs.find((r) => r.position === "rope");
-  const none = runs.find((r) => r.position === "none");
-  if (!rope || !none) return null;
-  const T = rope.train_length;
-  const inside = rope.loss.slice(T / 2, T);
-  const mean = inside.reduce((x, y) => x + y, 0) / inside.length;
-  const last = Math.min(rope.loss.length, none.loss.length) - SMOOTH / 2;
-  let rise = null;
-  let worse = null;
-  for (let p = T; p <= last; p += 1) {
-    if (rise === null && smoothed(rope.loss, p) > mean + RISE_NATS) rise = p;
-    if (worse === null && smoothed(rope.loss, p) > smoothed(none.loss, p)) worse = p;
-  }
-  if (rise === null) return null;
-  const ratio = (rise / T).toFixed(1);
-  return worse === null
-    ? tr("length_verdict_no_cross", { ratio, rise })
-    : tr("length_verdict", { ratio, rise, worse: Math.round(worse / 10) * 10 });
+export function lengthVerdict(verdict) {
+  const f = verdict.figures;
+  if (verdict.outcome !== "rises") return null;
+  const ratio = num((f.rise / f.train_length).toFixed(1));
+  return f.worse === undefined
+    ? tr("length_verdict_no_cross", { ratio, rise: f.rise })
+    : tr("length_verdict", { ratio, rise: f.rise, worse: Math.round(f.worse / 10) * 10 });
 }
 
 async function renderLength(data) {
@@ -98,7 +77,7 @@ async function renderLength(data) {
   const runs = [...(data.runs ?? [])].sort(byMode);
   show($("#length-empty"), runs.length === 0);
   show($("#length-body"), runs.length > 0);
-  const verdict = runs.length ? lengthVerdict(runs) : null;
+  const verdict = runs.length ? lengthVerdict(data.verdict) : null;
   fillRich($("#length-verdict"), verdict ?? "");
   show($("#length-verdict"), Boolean(verdict));
   if (!runs.length) {
@@ -194,20 +173,24 @@ async function renderHeads(data) {
   finish(panel);
 }
 
+/** The length panel's sentence is the server's verdict on the same results (the lesson's "length" step). */
+const withLengthVerdict = () => Promise.all([getShipped("length"), postVerdict("length", null)])
+  .then(([data, verdict]) => ({ ...data, verdict }));
+
 const PANELS = [
-  ["#panel-length", "length", renderLength],
-  ["#panel-positions", "positions", renderPositions],
-  ["#panel-gallery", "heads", renderHeads],
-  ["#panel-training", "training", renderTraining],
+  ["#panel-length", withLengthVerdict, renderLength],
+  ["#panel-positions", () => getShipped("positions"), renderPositions],
+  ["#panel-gallery", () => getShipped("heads"), renderHeads],
+  ["#panel-training", () => getShipped("training"), renderTraining],
 ];
 
 export function createShippedPanels() {
   const loaded = new Map(); // panel selector -> data
-  for (const [selector, name, render] of PANELS) {
+  for (const [selector, load, render] of PANELS) {
     const panel = $(selector);
     whenVisible(panel, () => {
       panel.dataset.state = "loading";
-      getShipped(name)
+      load()
         .then((data) => {
           loaded.set(selector, data);
           return render(data);

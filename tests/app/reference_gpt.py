@@ -36,14 +36,15 @@ class ReferenceGPT:
         self.cfg = model.config
         self.w = {name: t.detach().double().numpy() for name, t in model.state_dict().items()}
 
-    def run(self, ids, causal=True, start=0):
-        """-> (logits (T, vocab), [pattern (nh, T, T) per layer], [scores (nh, T, T) per layer])."""
+    def run(self, ids, causal=True, start=0, use_position=True):
+        """-> (logits (T, vocab), [pattern (nh, T, T) per layer], [scores (nh, T, T) per layer]).
+        use_position=False: no pos_emb term and no rotation, the lesson's model without position information."""
         cfg, w = self.cfg, self.w
         T, C, nh = len(ids), cfg.n_embd, cfg.n_head
         hs = C // nh
         positions = np.arange(start, start + T, dtype=np.float64)
         x = w["tok_emb.weight"][ids]
-        if cfg.position == "learned":
+        if cfg.position == "learned" and use_position:
             x = x + w["pos_emb.weight"][start:start + T]
         patterns, all_scores = [], []
         for layer in range(cfg.n_layer):
@@ -51,7 +52,7 @@ class ReferenceGPT:
             h = _layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
             qkv = h @ w[p + "attn.qkv.weight"].T + w[p + "attn.qkv.bias"]
             q, k, v = (qkv[:, i * C:(i + 1) * C].reshape(T, nh, hs).transpose(1, 0, 2) for i in range(3))
-            if cfg.position == "rope":
+            if cfg.position == "rope" and use_position:
                 q, k = _rotate(q, positions, cfg.rope_base), _rotate(k, positions, cfg.rope_base)
             scores = q @ k.transpose(0, 2, 1) / math.sqrt(hs)
             if causal:

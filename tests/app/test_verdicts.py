@@ -263,3 +263,38 @@ def test_too_long_names_its_rule_in_ctx(client):
 def test_an_unknown_step_is_refused(client):
     r = client.post("/api/lesson/nosuch/verdict", json={})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "step_id"]
+
+
+@pytest.mark.parametrize("setup", [s for s in SETUPS if s["weights"] == "random" and s["n_layer"] == 2]
+                         + SETUPS[-6::2], ids=lambda s: "-".join(str(v) for v in s.values()))
+def test_the_explorers_verdicts_agree_with_float64_numpy(client, registry, setup):
+    """POST /api/compare/verdict: the model on screen and the lesson's depths, with and without positions."""
+    tok = registry.tokenizer
+    for a, b in (PAIRS[0], PAIRS[2], PAIRS[4], PAIRS[7]):
+        body = {"line_a": a, "line_b": b, "position": setup["position"], "weights": setup["weights"],
+                "causal": setup["causal"]}
+        if setup["weights"] == "random":
+            body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
+        got = client.post("/api/compare/verdict", json=body).json()
+        ids_a, ids_b = tok.encode(a), tok.encode(b)
+        shown = model_of(registry, setup)
+        depths = [registry.random(setup["position"], n, shown.config.n_head, 0) for n in (1, 2, 3)]
+        for judged, model in [(got["difference"], shown)] + list(zip(got["by_depth"], depths)):
+            for key, flag in (("with_position", True), ("without_position", False)):
+                ref = ReferenceGPT(model)
+                expected, _ = reference_outcome_positions(ref, ids_a, ids_b, setup["causal"], flag)
+                assert (judged[key] or {}).get("difference") == expected, (a, b, key, judged)
+        if sorted(ids_a) == sorted(ids_b) and len(ids_a) == len(ids_b):
+            assert len(got["aligned"]["with_position"]) == shown.config.n_layer
+        else:
+            assert got["aligned"] is None
+
+
+def reference_outcome_positions(ref, ids_a, ids_b, causal, use_position):
+    """'rounding', 'real', or None (the same ids), for the model with or without position information."""
+    if list(ids_a) == list(ids_b):
+        return None, 0.0
+    a = ref.run(ids_a, causal, use_position=use_position)[0][-1]
+    b = ref.run(ids_b, causal, use_position=use_position)[0][-1]
+    gap = float(np.abs(a - b).max())
+    return ("rounding" if gap < 1e-9 * float(max(np.abs(a).max(), np.abs(b).max())) else "real"), gap

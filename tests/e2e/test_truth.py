@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 LESSON_A, LESSON_B = "白日依山尽", "山依日白尽"
-ROUNDING = 1e-6  # the page's WEIGHT_ROUNDING: attention weights closer than this are float32 rounding
+ROUNDING = 1e-6  # attention weights closer than this in float32 are rounding (the server's float64 rerun decides)
 
 # Every diff heatmap's z, per head; null where masked.
 DIFFS = """() => Array.from(document.querySelectorAll('.heatmap[data-line="diff"]'), (gd) => gd.data[0].z)"""
@@ -70,14 +70,18 @@ def max_abs(rows) -> float:
     return max((abs(v) for row in rows for v in row if v is not None), default=0.0)
 
 
-def compare_api(server_url: str, body: dict) -> dict:
-    request = urllib.request.Request(f"{server_url}/api/compare", data=json.dumps(body).encode(),
+def post_api(server_url: str, path: str, body: dict) -> dict:
+    request = urllib.request.Request(f"{server_url}{path}", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
 
 
-def test_aligned_difference_is_blank_on_the_last_row_and_cell_by_cell_is_not(open_page, tools):
+def compare_api(server_url: str, body: dict) -> dict:
+    return post_api(server_url, "/api/compare", body)
+
+
+def test_aligned_difference_is_blank_on_the_last_row_and_cell_by_cell_is_not(open_page, tools, server_url):
     t = tools.texts("en")
     page = open_page("/?weights=random&pos=none&n_layer=1&lang=en")
     assert page.get_attribute("#heatmaps", "data-aligned") == "true", "B is a reordering of A: aligned by default"
@@ -100,7 +104,11 @@ def test_aligned_difference_is_blank_on_the_last_row_and_cell_by_cell_is_not(ope
     assert page.text_content("#attn-diff-what") == plain(t["attn_diff_aligned"])
     largest = max(max_abs([d[last]]) for d in diffs)
     verdict = page.text_content("#attn-verdict")
-    assert verdict.startswith(fill(t["attn_verdict_blank"], ch="尽", limit="10⁻⁶", value=weight(largest)))
+    judged = post_api(server_url, "/api/compare/verdict", {"line_a": LESSON_A, "line_b": LESSON_B, "position": "none",
+                                                           "weights": "random", "n_layer": 1})
+    assert judged["aligned"]["with_position"][0]["difference"] == "rounding"
+    before_rerun = t["attn_verdict_blank"].split("{value64}")[0]
+    assert verdict.startswith(fill(before_rerun, ch="尽", value=weight(largest)))
     assert page.is_visible("#attn-verdict")
 
     tools.redraw_after(page, lambda: page.uncheck("#align"))
