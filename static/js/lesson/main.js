@@ -9,6 +9,7 @@ import { draw, purge } from "../draw.js";
 import { applyDict, fillRich, labelled, loadDict, sentences, setDict, tr } from "../i18n.js";
 import { emptyLines, fieldMessage, generalMessage } from "../errors.js";
 import { latest } from "../latest.js";
+import { visible } from "../plots.js";
 import { KINDS, orderLabel } from "./kinds.js";
 import { redrawClass, startClassMode } from "./class.js";
 import "../typeset.js"; // every figure in the page's text stays on one line
@@ -393,7 +394,9 @@ async function reveal({ scroll = false } = {}) {
   answer.judged = judge(answer);
   // The summary sets each prediction beside what the model did when it was revealed: a later edit of
   // the lines redraws the verdict, but does not rewrite that record.
-  if ((answerOf(step.id)?.outcome ?? null) === null) saveAnswer(step.id, { outcome: answer.judged.outcome });
+  if ((answerOf(step.id)?.outcome ?? null) === null) {
+    saveAnswer(step.id, { outcome: answer.judged.outcome, accepted: answer.judged.accepted });
+  }
   show(ui.error, false);
   await updatePanels();
   if (scroll) ui.reveal.scrollIntoView({ block: "start" });
@@ -448,10 +451,15 @@ function showError(error) {
 
 function predictionText(step, judged) {
   const saved = recordOf(step);
+/** Right when the server accepts the choice: the outcome, or either order of two results within their noise. */
+function isRight(choice, judged) {
+  return (judged.accepted ?? [judged.outcome]).includes(choice);
+}
+
   if (!saved || saved.choice === undefined) return "";
   const choice = choiceLabel(step, saved.choice);
   if (judged.outcome === null || judged.outcome === undefined) return tr("you_pending", { choice });
-  if (saved.choice === judged.outcome) return tr("you_right", { choice });
+  if (isRight(saved.choice, judged)) return tr("you_right", { choice });
   return tr("you_wrong", { choice, outcome: choiceLabel(step, judged.outcome) });
 }
 
@@ -462,12 +470,25 @@ const verdictPanel = {
     if (a.judged.value !== undefined) ui.verdict.dataset.value = String(a.judged.value);
     const saved = recordOf(a.step);
     ui.verdict.dataset.prediction = !saved || saved.choice === undefined || a.judged.outcome == null
-      ? "none" : saved.choice === a.judged.outcome ? "right" : "wrong";
+      ? "none" : isRight(saved.choice, a.judged) ? "right" : "wrong";
+    showUnknown(a.judged.unknown ?? []);
   },
 };
 
 function chartFigure(chart, i) {
   const describe = `chart-${i}-alt`;
+/** The characters the model reads as its one unknown character, named under the verdict. */
+function showUnknown(chars) {
+  let node = $("[data-unknown]");
+  if (!node) {
+    node = el("p", { className: "note lesson-unknown", attrs: { "data-unknown": "" } });
+    ui.verdict.after(node);
+  }
+  node.dataset.unknown = chars.join("");
+  node.textContent = chars.length ? tr("unknown_warning", { chars: chars.map(visible).join(tr("list_sep")) }) : "";
+  show(node, chars.length > 0);
+}
+
   const body = chart.table ?? el("div", { className: `lesson-plot${chart.heatmap ? " lesson-plot--square" : ""}` });
   const node = el("figure", {
     className: "lesson-chart", dataset: { chart: String(i), name: chart.name }, attrs: { "aria-describedby": describe },
@@ -556,7 +577,7 @@ function selftestChart(step) {
 function judgeSummary() {
   const saved = allAnswers();
   const asked = STEPS.filter((s) => s.choices && saved[s.id]?.choice !== undefined);
-  const right = asked.filter((s) => saved[s.id].choice === saved[s.id].outcome).length;
+  const right = asked.filter((s) => isRight(saved[s.id].choice, saved[s.id])).length;
   return { outcome: null, text: tr("summary_verdict", { right, answered: asked.length }), value: right };
 }
 
@@ -569,7 +590,7 @@ function summaryChart() {
       const youText = step.questions ? (you ? s.outcome ?? "" : tr("summary_none")) : choiceLabel(step, you);
       const did = step.questions ? (s.outcome ?? "–") : s.outcome ? choiceLabel(step, s.outcome) : "–";
       const link = el("a", { href: stepUrl(n), text: tr("summary_open", { n }), dataset: { open: String(n) } });
-      return el("tr", { className: s.choice !== undefined && s.choice === s.outcome ? "is-right" : "" }, [
+      return el("tr", { className: s.choice !== undefined && s.outcome && isRight(s.choice, s) ? "is-right" : "" }, [
         el("th", { scope: "row", text: `${n}. ${tr(`${step.id}_title`)}` }),
         el("td", { text: youText }),
         el("td", { text: did }),
