@@ -4,11 +4,14 @@
     python scripts/load_class.py --redis-url redis://127.0.0.1:6379/0
     python scripts/load_class.py --url http://127.0.0.1:8000   # a server that is already running
 
-1. `--students` students open the class's event stream (server-sent events, one connection each).
+1. `--students` students join (POST /join: each gets its student token), then open the class's event
+   stream (server-sent events, one connection each).
 2. The teacher moves `--steps` steps, one every `--pause` seconds. For each move: the time from the
    teacher's request until the last student's stream has the new step.
-3. Every student answers the current step once, the answers spread over `--answer-window` seconds.
-   Then the teacher's count must equal the answers sent: none lost.
+3. Every student answers the current step once with its token, the answers spread over
+   `--answer-window` seconds. Then the teacher's count must equal the answers sent: none lost.
+All students come from this one address: a server started here allows that (HP_JOINS_PER_MINUTE); one
+given by --url needs HP_JOINS_PER_MINUTE of at least --students.
 The README's "Class mode" section quotes its output.
 """
 
@@ -44,7 +47,8 @@ def parse_args() -> argparse.Namespace:
 
 def start_server(args) -> tuple[subprocess.Popen, str]:
     port = 8765
-    env = {**os.environ, "HP_DATA_DIR": tempfile.mkdtemp(prefix="hp-load-"), "HP_MAX_STUDENTS": "1000"}
+    env = {**os.environ, "HP_DATA_DIR": tempfile.mkdtemp(prefix="hp-load-"), "HP_MAX_STUDENTS": "1000",
+           "HP_JOINS_PER_MINUTE": str(max(100, 2 * args.students))}
     if args.redis_url:
         env["HP_REDIS_URL"] = args.redis_url
     cmd = [str(Path(sys.executable).with_name("heads-positions")), "serve", "--port", str(port),
@@ -65,8 +69,16 @@ def start_server(args) -> tuple[subprocess.Popen, str]:
 class Student:
     def __init__(self, n: int):
         self.id = f"load-student-{n:05d}-{random.getrandbits(32):08x}"
+        self.token: dict[str, str] = {}  # the Authorization header of its answers, once joined
         self.seen: dict[int, float] = {}  # step -> when this student's stream first had it
         self.ready = asyncio.Event()
+
+    async def join(self, client: httpx.AsyncClient, code: str) -> float:
+        """Seconds the join took."""
+        started = time.perf_counter()
+        joined = (await client.post(f"/api/classes/{code}/join")).raise_for_status().json()
+        self.token = {"Authorization": f"Bearer {joined['student_token']}"}
+        return time.perf_counter() - started
 
     async def listen(self, client: httpx.AsyncClient, code: str) -> None:
         async with client.stream("GET", f"/api/classes/{code}/events", params={"student": self.id}) as response:
@@ -91,10 +103,14 @@ async def run(url: str, args) -> int:
         code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
         students = [Student(n) for n in range(args.students)]
         t0 = time.perf_counter()
+        joins = [1000 * t for t in await asyncio.gather(*(s.join(client, code) for s in students))]
+        joined = (await client.get(f"/api/classes/{code}")).json()["joined"]
+        print(f"{args.students} students joined in {time.perf_counter() - t0:.2f} s, all at once (server counts "
+              f"{joined}); each join: p50 {pct(joins, 0.5):.0f} ms, p99 {pct(joins, 0.99):.0f} ms")
+        t0 = time.perf_counter()
         tasks = [asyncio.create_task(s.listen(streams, code)) for s in students]
         await asyncio.wait_for(asyncio.gather(*(s.ready.wait() for s in students)), 60)
-        joined = (await client.get(f"/api/classes/{code}")).json()["joined"]
-        print(f"{args.students} students joined in {time.perf_counter() - t0:.2f} s (server counts {joined})")
+        print(f"{args.students} event streams open in {time.perf_counter() - t0:.2f} s")
 
         last_student = []  # per move: the slowest student's delay
         every = []  # every student's delay for every move
@@ -120,26 +136,32 @@ async def run(url: str, args) -> int:
         choices = (await client.get("/api/lesson")).json()["steps"][step - 1]["choices"]
         picks = [random.choice(choices) for _ in students]
 
-        async def answer(student: Student, choice: str, delay: float) -> int:
+        async def answer(student: Student, choice: str, delay: float) -> tuple[int, float]:
             await asyncio.sleep(delay)
-            body = {"student": student.id, "step": step, "choice": choice}
-            return (await client.post(f"/api/classes/{code}/answers", json=body)).status_code
+            sent = time.perf_counter()
+            response = await client.post(f"/api/classes/{code}/answers", json={"step": step, "choice": choice},
+                                         headers=student.token)
+            return response.status_code, 1000 * (time.perf_counter() - sent)
 
         started = time.perf_counter()
-        codes = await asyncio.gather(*(answer(s, c, random.uniform(0, args.answer_window))
-                                       for s, c in zip(students, picks)))
+        results = await asyncio.gather(*(answer(s, c, random.uniform(0, args.answer_window))
+                                         for s, c in zip(students, picks)))
         took = time.perf_counter() - started
+        codes = [status for status, _ in results]
+        answer_ms = [ms for _, ms in results]
         view = (await client.get(f"/api/classes/{code}", headers=teacher)).json()
         accepted = codes.count(200)
         counted = sum(view["counts"].values())
         expected = {c: picks.count(c) for c in choices}
         print(f"{len(codes)} answers sent in {took:.2f} s: {accepted} accepted; the teacher counts {counted} "
-              f"(answered {view['answered']}); spread {'matches' if view['counts'] == expected else 'DIFFERS'}")
+              f"(answered {view['answered']}); spread {'matches' if view['counts'] == expected else 'DIFFERS'}; "
+              f"each answer: p50 {pct(answer_ms, 0.5):.0f} ms, p99 {pct(answer_ms, 0.99):.0f} ms")
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await client.post(f"/api/classes/{code}/end", headers=teacher)
-        ok = missing == 0 and accepted == counted == len(students) and view["counts"] == expected
+        ok = (missing == 0 and joined == len(students) and accepted == counted == len(students)
+              and view["counts"] == expected)
         print("OK" if ok else "FAILED")
         return 0 if ok else 1
 
