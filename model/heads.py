@@ -7,11 +7,15 @@ character one line up that stands parallel to the one being predicted; and the m
 Statistics are taken over queries at positions >= MAX_OFFSET, so that every offset 0..MAX_OFFSET
 exists for every query counted, and no row is the near-certain first few of a window.
 
+ablation_statistics measures what each head does for the prediction: the loss increase with that head
+alone off, split by the kind of the next character (punctuation, a couplet's second line, the rest).
+
 describe then words each head's numbers as one sentence per language, one rule per function: "mostly"
 (is_mostly), punctuation and its latest mark (punctuation_preference), "spread" (is_spread).
 """
 
 import torch
+import torch.nn.functional as F
 
 from model.gpt import GPT
 from model.train import window_offsets, windows
@@ -277,3 +281,84 @@ def with_summaries(stats: dict) -> dict:
     yardsticks = stats["punctuation_uniform"], stats["entropy_uniform"]
     return {**stats, "layers": [{**layer, "heads": [{**h, "summary": describe(h, *yardsticks)} for h in layer["heads"]]}
                                 for layer in stats["layers"]]}
+
+
+# What the next character is, for the loss split of ablation_statistics.
+KINDS = ("punctuation", "second_line", "other")
+
+
+def next_kinds(text: str) -> list[int]:
+    """For each position q, the kind (index into KINDS) of the character q predicts, text[q + 1]:
+    punctuation; a character in the second line of a couplet of a regular poem (its 2nd, 4th, ... line,
+    whose parallel character stands one line up: 5 back in five-character poems, 7 in seven, as
+    parallel_keys counts it); else other. The text's last position predicts nothing and counts as other."""
+    back = parallel_keys(text)
+    out = [KINDS.index("other")] * len(text)
+    line_index = 0
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            line_index = 0
+        elif ch in LINE_ENDS:
+            line_index += 1
+        if i == 0:
+            continue
+        if ch in PUNCTUATION:
+            out[i - 1] = KINDS.index("punctuation")
+        elif back[i - 1] and line_index % 2 == 1:
+            out[i - 1] = KINDS.index("second_line")
+    return out
+
+
+def ablation_statistics(model: GPT, ids: torch.Tensor, text: str, n_windows: int | None = None) -> dict:
+    """How much worse the model predicts with one head off (its output zeroed before proj), head by head.
+
+    {"windows", "characters", "counts": {kind: n}, "loss": {"all": base, kind: base},
+     "layers": [{"layer", "heads": [{"head", "ablation": {"loss_increase", "by_kind": {kind: increase}}}]}]}.
+    Over the same windows and queries as head_statistics (positions >= MAX_OFFSET), each query's loss on
+    the next character, nats per character; an increase is the mean loss with the head off minus the mean
+    loss with every head on, over all counted queries and over those whose next character is of each kind."""
+    assert len(ids) == len(text), f"ids ({len(ids)}) and text ({len(text)}) must align one to one"
+    model.eval()
+    cfg = model.config
+    T = cfg.block_size
+    offsets = window_offsets(len(ids), T, T, n_windows)
+    kinds = torch.tensor(next_kinds(text))
+    # Variant 0 runs with every head on; variant 1 + layer * n_head + head with that head alone off.
+    variants = torch.zeros(1 + cfg.n_layer * cfg.n_head, cfg.n_layer, cfg.n_head, dtype=torch.bool)
+    variants[1:].view(-1, cfg.n_layer * cfg.n_head).fill_diagonal_(True)
+    sums = torch.zeros(len(variants), len(KINDS), dtype=torch.float64)  # summed loss per variant and kind
+    counts = torch.zeros(len(KINDS), dtype=torch.float64)
+    with torch.inference_mode():
+        for batch in offsets.split(WINDOWS_PER_FORWARD):
+            x, y = windows(ids, batch, T)  # (W, T) each
+            kind = kinds[batch[:, None] + torch.arange(MAX_OFFSET, T)]  # (W, Q): kind of each counted target
+            one_hot = F.one_hot(kind, len(KINDS)).double()  # (W, Q, K)
+            counts += one_hot.sum((0, 1))
+            for v, off in enumerate(variants):
+                logits = model.trace(x, heads_off=off).logits[:, MAX_OFFSET:]  # (W, Q, vocab)
+                loss = F.cross_entropy(logits.transpose(1, 2), y[:, MAX_OFFSET:], reduction="none")  # (W, Q)
+                sums[v] += (loss.double()[..., None] * one_hot).sum((0, 1))
+    mean_all = sums.sum(1) / counts.sum()  # (variants,)
+    mean_kind = sums / counts.clamp_min(1)  # (variants, K)
+
+    def increase(v: int) -> dict:
+        return {"loss_increase": float(mean_all[v] - mean_all[0]),
+                "by_kind": {k: float(mean_kind[v, i] - mean_kind[0, i]) for i, k in enumerate(KINDS)}}
+
+    layers = [{"layer": layer + 1, "heads": [{"head": h + 1, "ablation": increase(1 + layer * cfg.n_head + h)}
+                                             for h in range(cfg.n_head)]}
+              for layer in range(cfg.n_layer)]
+    return {"windows": len(offsets), "characters": int(counts.sum()),
+            "counts": {k: int(counts[i]) for i, k in enumerate(KINDS)},
+            "loss": {"all": float(mean_all[0]), **{k: float(mean_kind[0, i]) for i, k in enumerate(KINDS)}},
+            "layers": layers}
+
+
+def with_ablation(stats: dict, ablation: dict) -> dict:
+    """head_statistics' answer (with or without summaries) with ablation_statistics' figures added: the
+    model's as "ablation" (windows, characters, counts, loss), each head's as its "ablation"."""
+    figures = {(layer["layer"], h["head"]): h["ablation"] for layer in ablation["layers"] for h in layer["heads"]}
+    return {**stats, "ablation": {k: v for k, v in ablation.items() if k != "layers"},
+            "layers": [{**layer, "heads": [{**h, "ablation": figures[layer["layer"], h["head"]]}
+                                           for h in layer["heads"]]}
+                       for layer in stats["layers"]]}
