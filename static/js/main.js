@@ -11,6 +11,7 @@ import { ANSWER_PANELS, renderHeatmaps, renderRopePairs } from "./panels.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
 import { readState, sameState, toSearch } from "./state.js";
+import "./typeset.js"; // every figure in the page's text stays on one line
 
 const DEBOUNCE_MS = 300;
 /** Past this many characters the answer carries one layer's attention only, and a layer change refetches. */
