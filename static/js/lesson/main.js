@@ -12,6 +12,7 @@ import { latest } from "../latest.js";
 import { visible } from "../plots.js";
 import { KINDS, orderLabel } from "./kinds.js";
 import { redrawClass, startClassMode } from "./class.js";
+import { peekSetup } from "./fold.js";
 import "../typeset.js"; // every figure in the page's text stays on one line
 import { lesson } from "./controller.js";
 import { allAnswers, answerOf, saveAnswer } from "./store.js";
@@ -193,6 +194,7 @@ function renderSetup(step) {
   ui.setupNote.textContent = note;
   show(ui.setupNote, Boolean(note));
   updateHints(setup);
+  peekSetup(); // the folded setup's button names the step's lines
 }
 
 function updateHints(setup) {
