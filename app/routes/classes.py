@@ -106,11 +106,12 @@ async def create_class(request: Request, classes: ClassesDep, x_teacher_key: Ann
     s403="teacher_token_wrong: a token that is not the teacher's.", s404=NOT_FOUND, s429=TOO_MANY_MISSES,
     s503=STORE_DOWN))
 async def get_class(request: Request, code: GuardedCode, classes: ClassesDep, token: Token):
-    """The class's step, lock, and how many joined and answered; with the teacher's token, also the spread."""
+    """The class's step, lock, and how many joined and answered; with the teacher's token, also the spread
+    (a student's token gets the same view as none)."""
     state = await _known(request, classes.state(code))
     view = {"step": state.step, "revealed": state.revealed, "joined": state.joined, "answered": state.answered,
             "locked": state.locked}
-    if await classes.is_teacher(code, token):
+    if await classes.is_teacher(code, token, student_ok=True):  # a student's page may send its own token
         view["counts"] = await classes.counts(code, state)
     return view
 

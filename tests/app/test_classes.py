@@ -173,6 +173,8 @@ def test_only_the_teachers_token_moves_reveals_locks_and_ends(client):
             assert response.status_code == 403, (path, headers, response.text)
             assert error_type(response) == kind and "teacher" in response.json()["detail"][0]["msg"]
     assert client.get(f"/api/classes/{code}", headers=wrong).status_code == 403
+    # A student's page may send its token with every request: it sees what anyone sees, no spread.
+    assert "counts" not in client.get(f"/api/classes/{code}", headers=student).json()
     assert client.get(f"/api/classes/{code}").json()["step"] == 1
     assert client.post(f"/api/classes/{code}/step", json={"step": 3}, headers=teacher).status_code == 200
     assert client.get(f"/api/classes/{code}").json()["step"] == 3
