@@ -435,3 +435,34 @@ def test_a_students_stream_sends_a_comment_within_the_keepalive_while_others_ans
         assert max(gaps) < 0.8, gaps
         await store.close()
     asyncio.run(run())
+
+
+def test_a_classes_db_from_before_student_tokens_keeps_its_classes(tmp_path):
+    """A server upgraded mid-term opens the file the old one wrote: its classes go on, its students join again."""
+    old = sqlite3.connect(tmp_path / "classes.db")
+    old.executescript("""
+        CREATE TABLE classes (code TEXT PRIMARY KEY, token_hash TEXT NOT NULL, step INTEGER NOT NULL,
+            revealed INTEGER NOT NULL, version INTEGER NOT NULL, touched REAL NOT NULL);
+        CREATE TABLE students (code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, student TEXT NOT NULL,
+            PRIMARY KEY (code, student));
+        CREATE TABLE answers (code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL,
+            student TEXT NOT NULL, choice TEXT NOT NULL, PRIMARY KEY (code, step, student));""")
+    teacher = "t" * 43
+    old.execute("INSERT INTO classes VALUES ('ABCDEF', ?, 3, 0, 7, strftime('%s', 'now'))",
+                (hashlib.sha256(teacher.encode()).hexdigest(),))
+    old.execute("INSERT INTO students VALUES ('ABCDEF', 'old-student-0000001')")
+    old.commit()
+    old.close()
+
+    async def run():
+        store = SqliteStore(tmp_path / "classes.db", LONG, 0.05)
+        classes = Classes(store, 10, 10, NO_LIMIT)
+        assert await classes.is_teacher("ABCDEF", teacher)
+        student, token = await classes.join("ABCDEF")
+        await classes.answer("ABCDEF", token, 3, "gone")
+        state = await classes.state("ABCDEF")
+        assert (state.step, state.joined, state.answered, state.locked) == (3, 2, 1, False)
+        await classes.set_locked("ABCDEF", True)
+        assert (await classes.state("ABCDEF")).locked
+        await store.close()
+    asyncio.run(run())
