@@ -12,6 +12,7 @@ from uvicorn import Config
 
 from app.main import create_app
 from app.services.join_links import is_loopback
+from app.services.lesson import qr_svg
 from app.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,6 +119,9 @@ def test_a_teachers_page_on_127_0_0_1_gets_links_on_the_addresses_the_server_lis
     port = listener("0.0.0.0")
     with TestClient(app, base_url=f"http://127.0.0.1:{port}", client=("127.0.0.1", 50000)) as client:
         made = client.post("/api/classes").json()
+        qr = client.get(f"/classes/{made['code']}/qr.svg").content
+    # The projector's QR code holds the first link a phone can open, not 127.0.0.1.
+    assert qr == qr_svg(made["join_urls"][0], made["code"]) != qr_svg(made["join_url"], made["code"])
     assert made["loopback"] is True and made["join_url"] == f"http://127.0.0.1:{port}/lesson?class={made['code']}"
     assert made["join_urls"], "this machine has a network address: the server answers there"
     for url in made["join_urls"]:
