@@ -1,10 +1,26 @@
 // Drawing a figure with Plotly, and saving it: every plot gets Plotly's own image button (PNG)
 // plus an SVG button, both titled in the page's language. Plotly's modebar buttons are real
 // <button>s, and the bar shows while one of them has the keyboard focus.
+//
+// Two layout rules live here, so every chart of both pages follows them:
+// - the modebar never covers a legend or a colour bar: a chart whose legend or colour bar reaches under
+//   it gets that much more top margin (modebarRoom);
+// - on a phone, the heatmaps inside a [data-small-multiples] container are drawn small (no colour bar,
+//   no titles) so that the heads fit one screen side by side; a tap, Enter or Space enlarges one in a
+//   dialog, and a tap or Escape closes it (zoom.js).
 
 import { tr } from "./i18n.js";
+import { smallFigure } from "./small.js";
+import { openZoom } from "./zoom.js";
 
 const Plotly = () => window.Plotly;
+
+/** The width under which the page is laid out for a phone: the same 40rem as app.css and lesson.css. */
+export const PHONE = "(max-width: 40rem)";
+/** The heatmaps drawn as small multiples on a phone. */
+const MULTIPLE = "[data-small-multiples] :is(.heatmap, .lesson-plot--square)";
+/** Pixels kept free between the modebar and what it would cover. */
+const MODEBAR_GAP = 4;
 
 /** A download arrow over a tray, in the 1000 × 1000 box Plotly's modebar icons use (y down). */
 const SVG_ICON = {
@@ -47,12 +63,116 @@ function config(name) {
   };
 }
 
+const drawn = new Set(); // the small-multiple nodes, drawn again when the screen crosses the phone width
+
 /** Draw (or update in place) one figure; `name` becomes the saved file's name. */
 export function draw(node, figure, name) {
-  return Plotly().react(node, figure.data, figure.layout, config(name));
+  if (node.matches(MULTIPLE)) {
+    node.smallMultiple = { figure, name };
+    drawn.add(node);
+    if (matchMedia(PHONE).matches) return drawSmall(node, figure, name);
+    setSmall(node, false);
+  }
+  return drawFull(node, figure, name);
 }
 
+/** The figure at full size, with its save buttons, and room under the modebar if it needs some. */
+export async function drawFull(node, figure, name) {
+  const layout = withRoom(figure.layout, Number(node.dataset.modebarRoom || 0));
+  await Plotly().react(node, figure.data, layout, config(name));
+  if (!node.modebarWatched) {
+    // Each redraw (a resize included) checks again: a legend that wraps onto more rows grows upwards.
+    node.modebarWatched = true;
+    node.on("plotly_afterplot", () => { makeRoom(node); });
+  }
+  return makeRoom(node);
+}
+
+function withRoom(layout, room) {
+  if (!room) return layout;
+  const margin = layout?.margin ?? {};
+  return { ...layout, margin: { ...margin, t: (margin.t ?? 100) + room } };
+}
+
+/** How far the modebar reaches into a legend or colour bar below its top edge, in px (0: it covers none). */
+export function modebarOverlap(node) {
+  const bar = node.querySelector(".modebar");
+  if (!bar) return 0;
+  const m = bar.getBoundingClientRect();
+  let reach = 0;
+  for (const part of node.querySelectorAll(".legend, .colorbar")) {
+    const r = part.getBoundingClientRect();
+    const across = Math.min(m.right, r.right) > Math.max(m.left, r.left);
+    const down = Math.min(m.bottom, r.bottom) > Math.max(m.top, r.top);
+    if (r.width && r.height && across && down) reach = Math.max(reach, m.bottom - r.top + MODEBAR_GAP);
+  }
+  return Math.ceil(reach);
+}
+
+/**
+ * Push the plot down by the modebar's reach, and check again once drawn (a colour bar's tick label moves with
+ * the plot); the room is kept for the next redraws. A few rounds at most: past 160 px a legend is taller
+ * than the chart, and more margin cannot help.
+ */
+function makeRoom(node) {
+  if (node.makingRoom) return node.makingRoom; // the relayout's own afterplot: the loop below checks again
+  node.makingRoom = (async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const reach = modebarOverlap(node);
+      const room = Number(node.dataset.modebarRoom || 0) + reach;
+      if (!reach || room > 160) break;
+      node.dataset.modebarRoom = String(room);
+      // From the margin as drawn: automargin may have grown it past the figure's own for a legend on top.
+      await Plotly().relayout(node, { "margin.t": node._fullLayout.margin.t + reach });
+    }
+  })().finally(() => { node.makingRoom = null; });
+  return node.makingRoom;
+}
+
+/** The phone's small version: a static picture (no hover, no buttons) that is itself the button to enlarge. */
+function drawSmall(node, figure, name) {
+  setSmall(node, true);
+  const small = smallFigure(figure);
+  node.onclick = () => openZoom(node, describe(node), figure, name, drawFull);
+  return Plotly().react(node, small.data, small.layout, { staticPlot: true, responsive: true });
+}
+
+function setSmall(node, on) {
+  node.classList.toggle("is-small", on);
+  if (on) {
+    node.setAttribute("role", "button");
+    node.tabIndex = 0;
+    node.setAttribute("aria-label", tr("zoom_open", { what: describe(node) }));
+    node.onkeydown = (event) => {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      node.click();
+    };
+  } else {
+    for (const attr of ["role", "tabindex", "aria-label"]) node.removeAttribute(attr);
+    node.onclick = null;
+    node.onkeydown = null;
+  }
+}
+
+/** What a small map shows, for its button's name: the head's title and the map's caption ("Head 1 · A"). */
+export function describe(node) {
+  const group = node.closest("[role=group][aria-labelledby]");
+  const title = group && document.getElementById(group.getAttribute("aria-labelledby"));
+  const caption = node.closest("figure")?.querySelector("figcaption");
+  return [title?.textContent, caption?.textContent].map((t) => t?.trim()).filter(Boolean).join(" · ");
+}
+
+// A phone turned sideways, or a window made narrow: the small multiples become full charts, or back.
+matchMedia(PHONE).addEventListener("change", () => {
+  for (const node of [...drawn]) {
+    if (!node.isConnected) drawn.delete(node);
+    else if (node.smallMultiple) draw(node, node.smallMultiple.figure, node.smallMultiple.name).catch(console.error);
+  }
+});
+
 export function purge(node) {
+  drawn.delete(node);
   if (node.classList.contains("js-plotly-plot")) Plotly().purge(node);
 }
 

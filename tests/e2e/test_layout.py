@@ -1,0 +1,251 @@
+"""Layout on a phone (390 x 844) and on a projector-sized screen (1280 x 720), issue 24: the lesson's question
+comes first and its setup folds behind a button; the heads are small multiples that fit one phone screen and
+a tap enlarges one; Plotly's toolbar covers no legend or colour bar; figures never break across lines."""
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 720}
+LESSON_STEP_HEADS = 12  # "four trained heads": one map per head of line A
+
+
+def open_lesson(open_page, tools, step: int, lang: str, size: dict):
+    page = open_page(f"/lesson?step={step}&lang={lang}", explorer=False, locale="en-US", **size)
+    tools.wait_rendered(page, 0)
+    return page
+
+
+def commit_first_choice(page, tools) -> None:
+    before = tools.render_count(page)
+    page.locator("[data-question] input[type=radio]").first.check()
+    page.click("[data-commit]")
+    tools.wait_rendered(page, before)
+
+
+def box(page, selector: str) -> dict:
+    return page.locator(selector).first.bounding_box()
+
+
+# ---- 1. the lesson's question first, its setup folded on a phone ---------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["zh", "fr"])
+def test_on_a_phone_the_question_is_on_the_first_screen_before_the_setup(open_page, tools, lang):
+    page = open_lesson(open_page, tools, 1, lang, PHONE)
+    legend = box(page, "#step-question legend")
+    choice = box(page, "#step-question .lesson-choice")
+    setup = box(page, "#step-setup")
+    # The question's words and its first choice are on the first screen, at the top of the page.
+    assert legend["y"] >= 0 and choice["y"] + choice["height"] <= PHONE["height"], (legend, choice)
+    assert box(page, "#step-question")["y"] < setup["y"], "the setup comes before the question"
+    tools.screenshot(page, f"layout-lesson-phone-{lang}")
+
+
+def test_the_setup_folds_behind_a_button_on_a_phone(open_page, tools):
+    page = open_lesson(open_page, tools, 1, "zh", PHONE)
+    toggle = page.locator("#setup-toggle")
+    assert toggle.is_visible() and toggle.get_attribute("aria-expanded") == "false"
+    assert not page.locator("#line-a").is_visible() and not page.locator("#n-layer").is_visible()
+    # The button names the lines the question is about.
+    a, b = page.input_value("#line-a"), page.input_value("#line-b")
+    assert a in toggle.inner_text() and b in toggle.inner_text()
+    # By keyboard: the button opens the controls and closes them again.
+    toggle.focus()
+    page.keyboard.press("Enter")
+    assert toggle.get_attribute("aria-expanded") == "true"
+    assert page.locator("#line-a").is_visible() and page.locator("#causal").is_visible()
+    page.keyboard.press("Space")
+    assert toggle.get_attribute("aria-expanded") == "false" and not page.locator("#line-a").is_visible()
+    # Another step's lines show in the button once the step fills them (step 4: 我打你 / 你打我).
+    page.goto(page.url.replace("step=1", "step=4"))
+    tools.wait_rendered(page, 0)
+    text = page.inner_text("#setup-toggle")
+    assert page.input_value("#line-a") in text and page.input_value("#line-b") in text
+    assert "白日依山尽" not in text
+
+
+def test_the_setup_stays_open_on_a_desktop(open_page, tools):
+    page = open_lesson(open_page, tools, 1, "fr", DESKTOP)
+    assert not page.locator("#setup-toggle").is_visible()
+    for control in ["#line-a", "#line-b", "#weights", "#n-layer", "#heads", "#causal"]:
+        assert page.locator(control).is_visible(), control
+    assert page.locator("#setup-title").is_visible()
+    tools.screenshot(page, "layout-lesson-desktop-fr")
+
+
+# ---- 2. the heads as small multiples on a phone, a tap to enlarge ---------------------------------------
+
+
+def span_of(page, selector: str) -> float:
+    """Top of the first element to bottom of the last: how tall a screen must be to show them all."""
+    boxes = [page.locator(selector).nth(i).bounding_box() for i in range(page.locator(selector).count())]
+    assert len(boxes) == 4, f"{len(boxes)} elements for {selector}"
+    return max(b["y"] + b["height"] for b in boxes) - min(b["y"] for b in boxes)
+
+
+@pytest.mark.parametrize("lang", ["zh", "fr"])
+def test_the_explorers_four_heads_fit_one_phone_screen(open_page, tools, lang):
+    page = open_page(f"/?lang={lang}", **PHONE)
+    assert page.locator("#heatmaps .heatmap-row").count() == 4
+    # Every head's maps of A, B and A − B, side by side, and the heads one under another.
+    for line in ["a", "b", "diff"]:
+        assert span_of(page, f"#heatmaps .heatmap[data-line={line}]") <= PHONE["height"], line
+    assert box(page, "#heatmaps .heatmap[data-line=diff]")["x"] + box(page, "#heatmaps .heatmap")["width"] <= 390
+    page.locator("#heatmaps").scroll_into_view_if_needed()
+    tools.screenshot(page, f"layout-explorer-phone-{lang}")
+
+
+def test_the_lessons_four_heads_fit_one_phone_screen(open_page, tools):
+    page = open_lesson(open_page, tools, LESSON_STEP_HEADS, "zh", PHONE)
+    commit_first_choice(page, tools)
+    assert span_of(page, "#charts .lesson-plot--square") <= PHONE["height"]
+
+
+def test_on_a_desktop_the_maps_keep_their_colour_bars(open_page):
+    page = open_page("/?lang=fr", **DESKTOP)
+    assert page.locator("#heatmaps .heatmap.is-small").count() == 0
+    # One colour bar per map (A, B, A − B), as before the phone's small multiples.
+    maps = page.locator("#heatmaps .heatmap").count()
+    assert maps == 12 and page.locator("#heatmaps .heatmap .colorbar").count() == maps
+
+
+def test_a_tap_enlarges_a_map_and_a_tap_or_escape_returns(open_page):
+    page = open_page("/?lang=fr", **PHONE)
+    small = page.locator("#heatmaps .heatmap[data-line=diff][data-head='1']")
+    assert small.get_attribute("role") == "button" and "Tête 2" in small.get_attribute("aria-label")
+    width = small.bounding_box()["width"]
+    small.click()
+    dialog = page.locator("dialog.zoom")
+    assert dialog.is_visible()
+    enlarged = page.locator("dialog.zoom .zoom__plot")
+    page.locator("dialog.zoom .zoom__plot .colorbar").wait_for()
+    assert enlarged.bounding_box()["width"] > 2 * width
+    assert "Tête 2" in page.inner_text("#zoom-title")
+    page.keyboard.press("Escape")
+    assert not dialog.is_visible()
+    assert page.evaluate("() => document.activeElement.dataset.line") == "diff", "the focus went back to the map"
+    # From the keyboard, then a tap on the enlarged map.
+    page.keyboard.press("Enter")
+    assert dialog.is_visible()
+    page.locator("dialog.zoom .zoom__plot .colorbar").wait_for()
+    enlarged.click(position={"x": 40, "y": 40})
+    assert not dialog.is_visible()
+
+
+# ---- 3. the toolbar covers no legend or colour bar -------------------------------------------------------
+
+# Every chart with Plotly's toolbar: the bar's box against each legend's and colour bar's box (the bar is
+# laid out even while hidden, and shows on hover or a tap).
+COVERED = """() => {
+  const hits = [];
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+    const bar = gd.querySelector('.modebar');
+    if (!bar) continue;
+    const m = bar.getBoundingClientRect();
+    for (const part of gd.querySelectorAll('.legend, .colorbar')) {
+      const r = part.getBoundingClientRect();
+      const x = Math.min(m.right, r.right) - Math.max(m.left, r.left);
+      const y = Math.min(m.bottom, r.bottom) - Math.max(m.top, r.top);
+      if (r.width && r.height && x > 0 && y > 0) hits.push(`${gd.id || gd.className}: ${part.getAttribute('class')}`);
+    }
+  }
+  return hits;
+}"""
+# The explorer's charts with a legend or a colour bar, some of them drawn only when scrolled near.
+EXPLORER_CHARTS = ["residual-with", "residual-without", "sim-rope", "rel-plot", "training-heads",
+                   "training-modes", "length-plot", "depth-plot"]
+
+
+def scroll_through(page, wanted: list[str]) -> None:
+    """Bring each chart near the screen (the panels below the fold fetch then), and wait until it is drawn."""
+    for chart in wanted:
+        page.locator(f"#{chart}").scroll_into_view_if_needed()
+        page.locator(f"#{chart}.js-plotly-plot").wait_for(state="attached")
+    page.wait_for_timeout(300)  # the last charts' room for the toolbar (one relayout)
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["390", "1280"])
+@pytest.mark.parametrize("lang", ["zh", "fr"])
+def test_no_toolbar_covers_a_legend_or_colour_bar_in_the_explorer(open_page, tools, size, lang):
+    page = open_page(f"/?lang={lang}", **size)
+    scroll_through(page, EXPLORER_CHARTS)
+    assert page.evaluate(COVERED) == []
+    page.locator("#residual-with").scroll_into_view_if_needed()
+    page.locator("#residual-with").hover()
+    tools.screenshot(page, f"layout-toolbar-{size['width']}-{lang}")
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["390", "1280"])
+@pytest.mark.parametrize("step", [7, 10, 15])
+def test_no_toolbar_covers_a_legend_or_colour_bar_in_the_lesson(open_page, tools, size, step):
+    page = open_lesson(open_page, tools, step, "fr", size)
+    if page.locator("[data-question] input[type=radio]").count():
+        commit_first_choice(page, tools)
+    assert page.locator("#charts .js-plotly-plot").count() > 0
+    page.wait_for_timeout(300)
+    assert page.evaluate(COVERED) == []
+
+
+# ---- 4. figures never break across lines -----------------------------------------------------------------
+
+FIGURE_IN_TEXT = r"[-+−]?\d[\d.,\u00a0\u202f]*(?:e[-+]?\d+|[\s\u00a0\u202f]?×[\s\u00a0\u202f]?10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+# For each figure of the node's text (a power of ten, in either writing), the number of lines it spans at
+# the node's present width: a Range over its characters, one distinct top per line.
+LINES_PER_FIGURE = """([selector, pattern]) => {
+  const node = document.querySelector(selector);
+  const text = node.textContent;
+  const out = [];
+  for (const match of text.matchAll(new RegExp(pattern, 'g'))) {
+    const range = document.createRange();
+    let offset = 0, started = false;
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const end = offset + t.nodeValue.length;
+      if (!started && match.index < end) { range.setStart(t, match.index - offset); started = true; }
+      const stop = match.index + match[0].length;
+      if (started && stop <= end) { range.setEnd(t, stop - offset); break; }
+      offset = end;
+    }
+    const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+    out.push([match[0], tops.size]);
+  }
+  return out;
+}"""
+
+
+def figure_lines_at_every_width(page, selector: str) -> list:
+    """Narrow the node pixel by pixel: wherever a figure falls at a line's end, it must move down whole."""
+    broken, seen = [], 0
+    for width in range(120, 361, 3):
+        page.evaluate("([s, w]) => { document.querySelector(s).style.width = `${w}px`; }", [selector, width])
+        for figure, lines in page.evaluate(LINES_PER_FIGURE, [selector, FIGURE_IN_TEXT]):
+            seen += 1
+            if lines != 1:
+                broken.append((width, figure, lines))
+    assert seen, f"no figure in {selector}"
+    return broken
+
+
+def test_the_verdicts_figures_stay_on_one_line(open_page, tools):
+    page = open_lesson(open_page, tools, 1, "fr", PHONE)
+    commit_first_choice(page, tools)
+    assert figure_lines_at_every_width(page, "#verdict") == []
+    assert page.locator("#verdict .num").count() > 0
+
+
+@pytest.mark.parametrize("figure", ["3.58e-7", "3,6 × 10⁻⁷", "3,6\u202f×\u202f10⁻⁷"], ids=["e", "spaces", "nnbsp"])
+def test_a_figure_written_into_the_page_stays_on_one_line_whatever_its_form(open_page, tools, figure):
+    # Whatever writes a sentence (textContent, as the pages do), and whichever way the figure is written:
+    # JavaScript's exponent, or a power of ten with plain or no-break spaces.
+    page = open_lesson(open_page, tools, 1, "fr", PHONE)
+    page.evaluate("text => { document.querySelector('#step-kicker').textContent = text; }",
+                  f"La différence est de {figure} en float32, c'est de l'arrondi.")
+    page.wait_for_timeout(50)
+    assert figure_lines_at_every_width(page, "#step-kicker") == []
+    spans = page.locator("#step-kicker .num")
+    assert spans.count() == 1 and spans.first.inner_text() == figure
+    assert spans.first.evaluate("(n) => new Set([...n.getClientRects()].map((r) => Math.round(r.top))).size") == 1
+    # The sentence reads the same: only its figure is wrapped.
+    assert page.text_content("#step-kicker") == f"La différence est de {figure} en float32, c'est de l'arrondi."
