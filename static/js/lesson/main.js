@@ -35,6 +35,7 @@ const ui = {
   nLayer: $("#n-layer"),
   heads: $("#heads"),
   causal: $("#causal"),
+  distance: $("#distance"),
   setupNote: $("#setup-note"),
   form: $("#step-question"),
   questionBody: $("#question-body"),
@@ -190,6 +191,9 @@ function renderSetup(step) {
   ui.nLayer.disabled = trained;
   ui.heads.disabled = trained;
   ui.causal.checked = setup.causal;
+  // Only the relative step places its pair apart: the others have no distance.
+  show($("#field-distance"), setup.distance !== undefined && setup.distance !== null);
+  if (setup.distance) ui.distance.value = String(setup.distance);
   const note = trained && shape ? tr("trained_shape", shape) : "";
   ui.setupNote.textContent = note;
   show(ui.setupNote, Boolean(note));
@@ -451,13 +455,13 @@ function showError(error) {
 
 // ---- what a reveal draws: one interface, {update(answer), redraw()}, for every panel -----------
 
-function predictionText(step, judged) {
-  const saved = recordOf(step);
 /** Right when the server accepts the choice: the outcome, or either order of two results within their noise. */
 function isRight(choice, judged) {
   return (judged.accepted ?? [judged.outcome]).includes(choice);
 }
 
+function predictionText(step, judged) {
+  const saved = recordOf(step);
   if (!saved || saved.choice === undefined) return "";
   const choice = choiceLabel(step, saved.choice);
   if (judged.outcome === null || judged.outcome === undefined) return tr("you_pending", { choice });
@@ -477,8 +481,6 @@ const verdictPanel = {
   },
 };
 
-function chartFigure(chart, i) {
-  const describe = `chart-${i}-alt`;
 /** The characters the model reads as its one unknown character, named under the verdict. */
 function showUnknown(chars) {
   let node = $("[data-unknown]");
@@ -491,6 +493,8 @@ function showUnknown(chars) {
   show(node, chars.length > 0);
 }
 
+function chartFigure(chart, i) {
+  const describe = `chart-${i}-alt`;
   const body = chart.table ?? el("div", { className: `lesson-plot${chart.heatmap ? " lesson-plot--square" : ""}` });
   const node = el("figure", {
     className: "lesson-chart", dataset: { chart: String(i), name: chart.name }, attrs: { "aria-describedby": describe },
@@ -682,6 +686,8 @@ function readSetup() {
   setup.n_layer = Number(ui.nLayer.value);
   setup.n_head = Number(ui.heads.value);
   setup.causal = ui.causal.checked;
+  // A distance the server refuses (empty, 0, past 64) is sent as typed: its 422 says the rule in the page's words.
+  if (setup.distance !== undefined && setup.distance !== null) setup.distance = Number(ui.distance.value);
   if (setup.weights === "trained" && !OPTIONS.trained[setup.position]) setup.weights = "random";
   if (setup.weights === "trained") Object.assign(setup, { n_layer: null, n_head: null });
   return setup;
@@ -767,7 +773,7 @@ async function switchLanguage(lang) {
 
 function bind() {
   ui.form.addEventListener("submit", onSubmit);
-  for (const input of [ui.lineA, ui.lineB]) {
+  for (const input of [ui.lineA, ui.lineB, ui.distance]) {
     input.addEventListener("input", onSetupChange);
     input.addEventListener("compositionend", onSetupChange);
   }
