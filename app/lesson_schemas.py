@@ -14,6 +14,8 @@ class StepSetup(BaseModel):
     n_layer: int | None = Field(description="Blocks of the untrained model; null for trained weights.")
     n_head: int | None = Field(description="Heads of the untrained model; null for trained weights.")
     causal: bool = Field(description="Whether the causal mask is on.")
+    distance: int | None = Field(None, description="The relative step: places between the pair's two characters; "
+                                 "null for the other steps.")
 
 
 class SelfTestQuestion(BaseModel):

@@ -13,10 +13,12 @@ FULL_TABLE_LINE = ("白日依山尽黄河入海流欲穷千里目更上一层楼
 
 
 def _setup(position: str, n_layer: int | None = 1, weights: str = "random", causal: bool = True,
-           a: str = LESSON_LINES["a"], b: str | None = LESSON_LINES["b"], n_head: int | None = 4) -> dict:
-    """b None: the step reads line A only (its first two characters for the relative test)."""
-    return {"a": a, "b": b, "position": position, "weights": weights, "n_layer": n_layer, "n_head": n_head,
-            "causal": causal}
+           a: str = LESSON_LINES["a"], b: str | None = LESSON_LINES["b"], n_head: int | None = 4,
+           distance: int | None = None) -> dict:
+    """b None: the step reads line A only (its first two characters for the relative test, `distance` apart)."""
+    setup = {"a": a, "b": b, "position": position, "weights": weights, "n_layer": n_layer, "n_head": n_head,
+             "causal": causal}
+    return setup if distance is None else {**setup, "distance": distance}
 
 
 YES_NO = ["yes", "no"]
@@ -47,7 +49,7 @@ STEPS = [
     {"id": "rotate", "kind": "rotate", "section": "rope", "setup": _setup("rope"),
      "choices": ["first", "last", "equal"], "lesson": None},
     {"id": "relative", "kind": "relative", "section": "rope",
-     "setup": _setup("rope", n_layer=None, weights="trained", a="明月", b=None, n_head=None),
+     "setup": _setup("rope", n_layer=None, weights="trained", a="明月", b=None, n_head=None, distance=1),
      "choices": ["rope", "learned", "both", "neither"], "lesson": None},
     {"id": "length", "kind": "length", "section": "rope", "setup": None,
      "choices": ["rises", "flat", "falls"], "lesson": None},

@@ -11,6 +11,7 @@ HEAD_CHOICES = (1, 2, 4, 8)  # the head counts that divide n_embd 128 and that t
 N_LAYER_MAX = 4
 MAX_SEED = 2**31
 MAX_ROPE_POSITIONS = 4096
+MAX_DISTANCE = 64  # the relative experiment's pair: half of pos_emb's 128 rows, so 11 starts still fit
 MAX_ROPE_POSITION = 1_000_000  # past this, float64 angles lose the digits the table shows
 
 
@@ -178,6 +179,7 @@ class Options(BaseModel):
     n_head: list[int] = Field(description="Head counts random weights accept.")
     n_layer_max: int = Field(description="Deepest random model.")
     max_chars: dict[str, int] = Field(description="Longest accepted line per position mode.")
+    max_distance: int = Field(description="Largest distance between /api/relative's two characters.")
     trained: dict[str, TrainedShape] = Field(description="Shipped trained weights per position mode.")
     random: dict[str, int] = Field(description="n_layer and n_head of random weights when the request omits them.")
     defaults: CompareRequest = Field(description="What POST /api/compare assumes for omitted fields.")
@@ -231,12 +233,15 @@ class RelativeRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights.")
+    distance: int = Field(1, ge=1, le=MAX_DISTANCE, description="How many places after `first` `second` stands, "
+                          f"1 to {MAX_DISTANCE}; the pair is run alone, nothing between them.")
 
 
 class RelativeResponse(BaseModel):
     first: str = Field(description="The character whose key is scored.")
-    second: str = Field(description="The character whose query scores it, one place later.")
-    starts: list[int] = Field(description="Absolute position of `first`; `second` stands one place after it.")
+    second: str = Field(description="The character whose query scores it, `distance` places later.")
+    distance: int = Field(description="Places between first and second.")
+    starts: list[int] = Field(description="Absolute position of `first`; `second` stands `distance` places after it.")
     scores: dict[str, list[list[list[float]]]] = Field(
         description="Per position mode: [layer][head][start], the score of second's query on first's key."
     )

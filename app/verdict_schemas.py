@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from app.schemas import HEAD_CHOICES, N_LAYER_MAX, Line, check_n_head
+from app.schemas import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Line, check_n_head
 from model.gpt import PositionMode
 
 
@@ -30,6 +30,8 @@ class VerdictRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     causal: bool | None = Field(None, description="Whether the causal mask is on.")
+    distance: int | None = Field(None, ge=1, le=MAX_DISTANCE, description="The relative step: how many places "
+                                 "apart the pair stands, 1 to 64.")
 
 
 class Verdict(BaseModel):

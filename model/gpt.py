@@ -191,7 +191,8 @@ class GPT(nn.Module):
         return logits, loss
 
     @torch.no_grad()
-    def trace(self, idx, start=0, use_position=True, causal=True, logits_at=None, heads_off=None) -> Trace:
+    def trace(self, idx, start=0, use_position=True, causal=True, logits_at=None, heads_off=None,
+              positions=None) -> Trace:
         """One inference pass that keeps every layer's attention and residual stream.
 
         causal=False removes the mask (full attention), for the position-leak control.
@@ -200,16 +201,20 @@ class GPT(nn.Module):
         the output head only there (trace.logits is then (B, 1, vocab_size)): the head is
         the largest matmul, and the app needs only each line's last position.
         heads_off, a bool tensor (n_layer, n_head) or (B, n_layer, n_head) for one set per row, turns
-        heads off: their output is zeroed before proj. None (or all False) computes the model as it is."""
-        return self._run(idx, start, use_position, causal, logits_at, heads_off)
+        heads off: their output is zeroed before proj. None (or all False) computes the model as it is.
+        positions, (T,) increasing, replaces start..start+T-1: two characters can stand m - n apart with
+        nothing between them, as RoPE's relative-distance experiment needs."""
+        return self._run(idx, start, use_position, causal, logits_at, heads_off, positions)
 
-    def _run(self, idx, start, use_position, causal, logits_at=None, heads_off=None) -> Trace:
+    def _run(self, idx, start, use_position, causal, logits_at=None, heads_off=None, positions=None) -> Trace:
         cfg = self.config
         B, T = idx.size()
-        if start < 0 or start + T > cfg.max_positions:
+        pos = torch.arange(start, start + T) if positions is None else torch.as_tensor(positions)  # (T,)
+        pos = pos.to(idx.device)
+        if pos.min() < 0 or pos.max() >= cfg.max_positions:
             limit = "pos_emb has only" if cfg.position == "learned" else "this model allows"
-            raise ValueError(f"positions {start}..{start + T - 1} grew beyond {limit} {cfg.max_positions} positions")
-        pos = torch.arange(start, start + T, device=idx.device)  # (T,)
+            raise ValueError(f"positions {int(pos.min())}..{int(pos.max())} grew beyond {limit} "
+                             f"{cfg.max_positions} positions")
         keep = torch.as_tensor(use_position, device=idx.device).expand(B)  # (B,) rows that get positions
         x = self.tok_emb(idx)  # (B, T, C)
         if cfg.position == "learned":

@@ -7,13 +7,14 @@ from model.rope import rope_angles
 
 
 @torch.no_grad()
-def pair_scores(model: GPT, first: int, second: int, starts) -> torch.Tensor:
-    """The score (pre-softmax q·k / sqrt(hs)) of `second`'s query on `first`'s key when the
-    two tokens stand at positions start and start + 1, for each start.
-    Returns (n_layer, n_head, len(starts)). Under RoPE it is the same for every start
-    (only the distance, 1, matters); under learned positions it changes with start."""
+def pair_scores(model: GPT, first: int, second: int, starts, distance: int = 1) -> torch.Tensor:
+    """The score (pre-softmax q·k / sqrt(hs)) of `second`'s query on `first`'s key when the two tokens
+    stand alone at positions start and start + distance, for each start.
+    Returns (n_layer, n_head, len(starts)). Under RoPE it is the same for every start (only the
+    distance matters: the angles subtract); under learned positions it changes with start."""
     idx = torch.tensor([[first, second]])
-    per_start = [torch.stack([s[0, :, 1, 0] for s in model.trace(idx, start=start).scores]) for start in starts]
+    per_start = [torch.stack([s[0, :, 1, 0] for s in model.trace(idx, positions=[start, start + distance]).scores])
+                 for start in starts]
     return torch.stack(per_start, dim=-1)  # (n_layer, n_head, S)
 
 

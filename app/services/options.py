@@ -1,7 +1,7 @@
 """GET /api/options: what the page may offer, read from the loaded models."""
 
 from app.registry import ModelRegistry
-from app.schemas import HEAD_CHOICES, N_LAYER_MAX, CompareRequest
+from app.schemas import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, CompareRequest
 from app.services.model_choice import LESSON_SHAPE
 from model.gpt import POSITION_MODES, GPTConfig
 
@@ -21,6 +21,7 @@ def options(registry: ModelRegistry) -> dict:
         "n_head": list(HEAD_CHOICES),
         "n_layer_max": N_LAYER_MAX,
         "max_chars": {p: max_chars(p) for p in POSITION_MODES},
+        "max_distance": MAX_DISTANCE,
         "trained": trained,
         "random": dict(LESSON_SHAPE),
         "defaults": CompareRequest().model_dump(),

@@ -11,18 +11,21 @@ from model.gpt import GPTConfig
 from model.probes import cosine_similarity_matrix, pair_scores, period, rope_similarity, similarity_by_lag
 
 MAX_LAG = 64  # half the table: every lag up to it is averaged over at least 64 pairs of rows
-# The two characters stand at start and start + 1; learned's table ends at 127.
-RELATIVE_STARTS = list(range(0, 127, 6))
+def relative_starts(distance: int) -> list[int]:
+    """Every sixth start: the two characters stand at start and start + distance, and learned's table ends
+    at 127."""
+    return list(range(0, 128 - distance, 6))
 
 
 def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
     enc = registry.tokenizer.encode(req.first + req.second)
+    starts = relative_starts(req.distance)
     scores = {}
     for position in ("learned", "rope", "none"):
         model = choose_model(registry, position, req.weights, req.n_layer, req.n_head, req.seed)
-        scores[position] = pair_scores(model, enc[0], enc[1], RELATIVE_STARTS).numpy()
-    return {"first": req.first, "second": req.second, "starts": RELATIVE_STARTS, "scores": scores,
-            "unknown": enc.unknown}
+        scores[position] = pair_scores(model, enc[0], enc[1], starts, req.distance).numpy()
+    return {"first": req.first, "second": req.second, "distance": req.distance, "starts": starts,
+            "scores": scores, "unknown": enc.unknown}
 
 
 @lru_cache(maxsize=2)

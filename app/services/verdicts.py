@@ -26,7 +26,7 @@ from app.schemas import CompareRequest
 from app.services.compare import WITH, WITHOUT, check_length, run_many
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
-from app.services.positions import RELATIVE_STARTS, position_similarity
+from app.services.positions import position_similarity, relative_starts
 from app.services.rope import rope_table
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split, logits_difference
@@ -248,22 +248,26 @@ def _judge_rotate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
 
 
 def _judge_relative(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
-    """Line A's first two characters run alone at every start: is layer 1 head 1's score of the second
-    on the first the same at every start? Judged on the float64 twins, so "the same" is exact."""
+    """Line A's first two characters run alone, `distance` apart, at every start: is layer 1 head 1's score
+    of the second on the first the same at every start? Judged on the float64 twins, so "the same" is exact."""
     chars = list(setup["a"])
     if len(chars) < 2:
         return {"outcome": None, "reason": "need_two", "figures": {}}
     first, second = registry.tokenizer.encode(chars[0] + chars[1])
-    spread, flat = {}, {}
+    distance = setup.get("distance") or 1
+    starts = relative_starts(distance)
+    spread, flat, figures = {}, {}, {"distance": distance, "starts": len(starts), "last_start": starts[-1]}
     for position in ("rope", "learned", "none"):
         model = choose_model(registry, position, setup["weights"], None, None, 0)
-        scores = pair_scores(float64_twin(model), first, second, RELATIVE_STARTS)[0, 0]  # (starts,)
+        scores = pair_scores(float64_twin(model), first, second, starts, distance)[0, 0]  # (starts,)
         spread[position] = float(scores.max() - scores.min())
         flat[position] = spread[position] < REL_ROUNDING * max(1.0, float(scores.abs().max()))
+        figures[f"spread_{position}"] = spread[position]
+        if position == "rope":  # pair 0's frequency: the angle its pair turns per position
+            figures["theta_first"] = float(rope_table([0], model.config.head_dim, model.config.rope_base)["theta"][0])
     outcome = {(True, True): "both", (True, False): "rope", (False, True): "learned",
                (False, False): "neither"}[flat["rope"], flat["learned"]]
-    return {"outcome": outcome, "reason": f"relative_{outcome}",
-            "figures": {f"spread_{p}": s for p, s in spread.items()} | {"starts": len(RELATIVE_STARTS)}}
+    return {"outcome": outcome, "reason": f"relative_{outcome}", "figures": figures}
 
 
 def _smoothed(loss: list[float], p: int) -> float:

@@ -23,13 +23,18 @@ export class ApiError extends Error {
   }
 }
 
+/** The lesson's verdict (POST /api/lesson/{step}/verdict) names the lines a and b: the same lines as
+ * line_a and line_b. Its distance has a control on the lesson page only. */
+const FIELD_ALIASES = { a: "line_a", b: "line_b", distance: "distance" };
+
 function splitDetail(detail) {
   const fields = [];
   const general = [];
   if (Array.isArray(detail)) {
     for (const item of detail) {
       const loc = Array.isArray(item?.loc) ? item.loc : [];
-      const field = loc.find((part) => typeof part === "string" && part in FIELD_CONTROLS);
+      const named = loc.find((part) => typeof part === "string" && (part in FIELD_CONTROLS || part in FIELD_ALIASES));
+      const field = FIELD_ALIASES[named] ?? named;
       const entry = { field, msg: String(item?.msg ?? ""), type: item?.type, ctx: item?.ctx };
       (field ? fields : general).push(entry);
     }
@@ -100,6 +105,7 @@ export function postVerdict(stepId, setup, signal) {
   const body = { a: setup.a, position: setup.position, weights: setup.weights, causal: setup.causal };
   if (setup.b !== null && setup.b !== undefined) body.b = setup.b;
   if (setup.weights === "random") Object.assign(body, { n_layer: setup.n_layer, n_head: setup.n_head });
+  if (setup.distance !== undefined && setup.distance !== null) body.distance = setup.distance;
   return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, body, signal);
 }
 

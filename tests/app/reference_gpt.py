@@ -36,16 +36,17 @@ class ReferenceGPT:
         self.cfg = model.config
         self.w = {name: t.detach().double().numpy() for name, t in model.state_dict().items()}
 
-    def run(self, ids, causal=True, start=0, use_position=True):
+    def run(self, ids, causal=True, start=0, use_position=True, positions=None):
         """-> (logits (T, vocab), [pattern (nh, T, T) per layer], [scores (nh, T, T) per layer]).
-        use_position=False: no pos_emb term and no rotation, the lesson's model without position information."""
+        use_position=False: no pos_emb term and no rotation, the lesson's model without position information.
+        positions: each token's position, instead of start, start + 1, ..."""
         cfg, w = self.cfg, self.w
         T, C, nh = len(ids), cfg.n_embd, cfg.n_head
         hs = C // nh
-        positions = np.arange(start, start + T, dtype=np.float64)
+        positions = np.arange(start, start + T) if positions is None else np.asarray(positions)
         x = w["tok_emb.weight"][ids]
         if cfg.position == "learned" and use_position:
-            x = x + w["pos_emb.weight"][start:start + T]
+            x = x + w["pos_emb.weight"][positions]
         patterns, all_scores = [], []
         for layer in range(cfg.n_layer):
             p = f"blocks.{layer}."
@@ -53,7 +54,7 @@ class ReferenceGPT:
             qkv = h @ w[p + "attn.qkv.weight"].T + w[p + "attn.qkv.bias"]
             q, k, v = (qkv[:, i * C:(i + 1) * C].reshape(T, nh, hs).transpose(1, 0, 2) for i in range(3))
             if cfg.position == "rope" and use_position:
-                q, k = _rotate(q, positions, cfg.rope_base), _rotate(k, positions, cfg.rope_base)
+                q, k = (_rotate(t, positions.astype(np.float64), cfg.rope_base) for t in (q, k))
             scores = q @ k.transpose(0, 2, 1) / math.sqrt(hs)
             if causal:
                 scores = np.where(np.triu(np.ones((T, T), bool), 1), -np.inf, scores)

@@ -171,19 +171,24 @@ def test_rotate_follows_ropes_frequencies(client):
         assert got["outcome"] is None and got["reason"] == "not_rope"
 
 
-@pytest.mark.parametrize("line", ["明月", "白日依山尽", "ab", "山山"])
+@pytest.mark.parametrize(("line", "distance"), [("明月", 1), ("白日依山尽", 1), ("ab", 3), ("山山", 64), ("明月", 17)])
 @pytest.mark.parametrize("weights", ["trained", "random"])
-def test_relative_scores_are_flat_only_under_rope_by_numpy(client, registry, line, weights):
-    """The pair run alone at every start: layer 1 head 1's score of the second character on the first."""
+def test_relative_scores_are_flat_only_under_rope_by_numpy(client, registry, line, distance, weights):
+    """The pair run alone, `distance` apart, at every start: layer 1 head 1's score of the second character
+    on the first."""
     first, second = registry.tokenizer.encode(line[:2])
     flat = {}
     for position in ("rope", "learned"):
         model = registry.trained[position][0] if weights == "trained" else registry.random(position, 2, 4, 0)
         ref = ReferenceGPT(model)
-        scores = np.array([ref.run([first, second], start=s)[2][0][0, 1, 0] for s in range(0, 127, 6)])
+        scores = np.array([ref.run([first, second], positions=[s, s + distance])[2][0][0, 1, 0]
+                           for s in range(0, 128 - distance, 6)])
         flat[position] = np.ptp(scores) < 1e-9 * max(1.0, np.abs(scores).max())
     expected = {(True, True): "both", (True, False): "rope", (False, True): "learned", (False, False): "neither"}
-    got = client.post("/api/lesson/relative/verdict", json={"a": line, "weights": weights}).json()
+    got = client.post("/api/lesson/relative/verdict",
+                      json={"a": line, "weights": weights, "distance": distance}).json()
+    assert got["figures"]["distance"] == distance
+    assert got["figures"]["last_start"] == list(range(0, 128 - distance, 6))[-1]
     assert got["outcome"] == expected[flat["rope"], flat["learned"]]
     assert got["outcome"] == "rope"
     one = client.post("/api/lesson/relative/verdict", json={"a": "明", "weights": weights}).json()
@@ -298,3 +303,19 @@ def reference_outcome_positions(ref, ids_a, ids_b, causal, use_position):
     b = ref.run(ids_b, causal, use_position=use_position)[0][-1]
     gap = float(np.abs(a - b).max())
     return ("rounding" if gap < 1e-9 * float(max(np.abs(a).max(), np.abs(b).max())) else "real"), gap
+
+
+def test_the_relative_api_runs_the_pair_alone_at_each_start(client, registry):
+    """/api/relative's scores are the numpy GPT's on the two characters alone, `distance` apart."""
+    ids = registry.tokenizer.encode("明月")
+    for distance in (1, 9):
+        got = client.post("/api/relative", json={"first": "明", "second": "月", "distance": distance}).json()
+        assert got["starts"] == list(range(0, 128 - distance, 6))
+        for position in ("learned", "rope"):
+            ref = ReferenceGPT(registry.trained[position][0])
+            for i, s in enumerate(got["starts"][:4]):
+                want = ref.run(list(ids), positions=[s, s + distance])[2]
+                for layer, scores in enumerate(want):
+                    assert np.allclose([h[i] for h in got["scores"][position][layer]], scores[:, 1, 0], atol=1e-4)
+    assert client.post("/api/relative", json={"distance": 0}).status_code == 422
+    assert client.post("/api/relative", json={"distance": 65}).status_code == 422

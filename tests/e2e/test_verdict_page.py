@@ -109,3 +109,26 @@ def test_the_lessons_figure_is_only_claimed_for_the_lessons_setup(open_page, too
     tools.wait_rendered(page, count)
     tools.wait_until(page, "(t) => document.querySelector('#lesson-figure-text').textContent === t",
                      en["lesson_other_setup"])
+
+
+def test_the_relative_step_lets_the_student_set_the_distance(open_page, tools, server_url):
+    """Step 9: the pair alone, d apart; RoPE stays flat at every distance, and the page shows why for pair 0."""
+    open_page.allow("status of 422")  # the distance past 64 is refused on purpose
+    page = open_page("/lesson?step=9&lang=en", locale="en-US")
+    count = reveal(page, tools, "rope")
+    open_controls(page)
+    assert page.is_visible("#distance") and page.input_value("#distance") == "1"
+    page.fill("#distance", "7")
+    count = tools.wait_rendered(page, count)
+    tools.wait_until(page, "() => document.querySelector('[data-verdict]').textContent.includes('7 apart')")
+    api = verdict_of(server_url, "relative", {"distance": 7})
+    assert page.get_attribute("[data-verdict]", "data-outcome") == api["outcome"] == "rope"
+    notice = page.inner_text("#notice")
+    assert "(m − n)·θ = 7.00 rad" in notice and "at 120 and 127" in notice, notice
+    page.fill("#distance", "65")  # past the rule: the page says so in its words, not the server's
+    tools.wait_until(page, "() => !document.querySelector('#lesson-error').hidden")
+    assert "64" in page.inner_text("#lesson-error")
+    # The other steps have no distance.
+    page.goto(f"{server_url}/lesson?step=1&lang=en")
+    tools.wait_rendered(page, 0)
+    assert page.locator("#field-distance").is_hidden()

@@ -172,3 +172,17 @@ def test_right_padding_leaves_earlier_positions_unchanged_under_the_causal_mask(
     a, b = model.trace(short), model.trace(padded)
     torch.testing.assert_close(b.logits[:, :3], a.logits, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(b.attention[1][..., :3, :3], a.attention[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("position", ["learned", "rope"])
+def test_explicit_positions_place_tokens_apart(position):
+    """positions replaces start..start+T-1: contiguous ones give the same bits; two tokens d apart with nothing
+    between them see each other at distance d (RoPE's score then depends on d alone, learned's on where)."""
+    model = tiny(position)
+    x = ids("白日")
+    assert torch.equal(model.trace(x, start=7).logits, model.trace(x, positions=[7, 8]).logits)
+    apart = [model.trace(x, positions=[s, s + 5]).scores[0][0, :, 1, 0] for s in (0, 40, 90)]
+    same = all(torch.allclose(apart[0], a, atol=1e-5) for a in apart[1:])
+    assert same == (position == "rope")
+    with pytest.raises(ValueError, match="grew beyond"):
+        model.trace(x, positions=[0, model.config.max_positions])

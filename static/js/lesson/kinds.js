@@ -291,9 +291,12 @@ const table = {
   },
   notice(data) {
     if (!data.learned) return "";
-    const row = data.learned[0].map((c, j) => ({ c, j })).slice(1).sort((x, y) => y.c - x.c);
-    const [best, worst] = [row[0], row.at(-1)];
-    return tr("notice_table", { m: best.j, c: fixed(best.c, 2), k: worst.j, ck: fixed(worst.c, 2) });
+    // Neighbouring rows m and m + 1: the least and the most alike pair.
+    const pairs = data.learned.slice(0, -1).map((row, m) => ({ m, c: row[m + 1] })).sort((x, y) => x.c - y.c);
+    const [lo, hi] = [pairs[0], pairs.at(-1)];
+    return tr("notice_table", {
+      lo: fixed(lo.c, 2), lo_m: lo.m, lo_n: lo.m + 1, hi: fixed(hi.c, 2), hi_m: hi.m, hi_n: hi.m + 1,
+    });
   },
   snippet: () => [
     "from model.assets import checkpoint_path",
@@ -335,8 +338,8 @@ const rotate = {
   notice(data) {
     const r = data.rope;
     if (!r) return "";
-    const turn = (theta) => Math.round((2 * Math.PI) / theta).toLocaleString("en-US");
-    return tr("notice_rotate", { p: ((2 * Math.PI) / r.theta[0]).toFixed(1), last: r.theta.length - 1, q: turn(r.theta.at(-1)) });
+    const turn = (theta) => grouped(Math.round((2 * Math.PI) / theta)); // 35 333 in French
+    return tr("notice_rotate", { p: num(((2 * Math.PI) / r.theta[0]).toFixed(1)), last: r.theta.length - 1, q: turn(r.theta.at(-1)) });
   },
   snippet: (ctx, data) => [
     "from model.rope import rope_frequencies",
@@ -354,13 +357,13 @@ const relative = {
   fetch: withVerdict((ctx, signal) => {
     const [first, second] = chars(ctx.setup.a);
     if (!first || !second) return Promise.resolve({ tooShort: true });
-    return postRelative({ first, second, weights: ctx.setup.weights }, signal);
+    return postRelative({ first, second, weights: ctx.setup.weights, distance: ctx.setup.distance ?? 1 }, signal);
   }),
   judge(data) {
     if (data.tooShort) return judged(data, tr("relative_need_two"));
     const f = data.verdict.figures;
     const text = tr("relative_verdict", {
-      first: visible(data.first), second: visible(data.second), last: data.starts.at(-1),
+      first: visible(data.first), second: visible(data.second), last: data.starts.at(-1), distance: f.distance,
       rope: sci(f.spread_rope), learned: sci(f.spread_learned),
     });
     return judged(data, text, f.spread_rope);
@@ -374,7 +377,18 @@ const relative = {
       figure: relativeFigure({ starts: data.starts, scores: data.scores, layer: 1, head: 1 }),
     }];
   },
-  notice: (data) => (data.tooShort || !data.scores.none ? "" : tr("notice_relative", { none: sci(spread(data.scores.none[0][0])) })),
+  notice(data) {
+    if (data.tooShort) return "";
+    // Why only the distance counts, for pair 0 at the first and the last start: the two angles subtract.
+    const f = data.verdict.figures;
+    const angle = (p) => num((p * f.theta_first).toFixed(2));
+    const [s0, s1, d] = [data.starts[0], data.starts.at(-1), f.distance];
+    const why = tr("relative_angles", {
+      theta: num(f.theta_first.toFixed(2)), d, s0, m0: s0 + d, s1, m1: s1 + d,
+      a0: angle(s0), b0: angle(s0 + d), a1: angle(s1), b1: angle(s1 + d), diff: angle(d),
+    });
+    return sentences([why, data.scores.none ? tr("notice_relative", { none: sci(spread(data.scores.none[0][0])) }) : ""]);
+  },
   snippet: (ctx) => [
     "from model.assets import checkpoint_path",
     "from model.checkpoint import load_checkpoint",
@@ -382,7 +396,8 @@ const relative = {
     "",
     'model, tok, meta = load_checkpoint(checkpoint_path("rope"))',
     `first, second = tok.encode(${py(chars(ctx.setup.a).slice(0, 2).join(""))})`,
-    "scores = pair_scores(model, first, second, range(0, 127, 6))  # (layer, head, start)",
+    `scores = pair_scores(model, first, second, range(0, ${128 - (ctx.setup.distance ?? 1)}, 6), ` +
+      `distance=${ctx.setup.distance ?? 1})  # (layer, head, start)`,
     "print((scores[0, 0].max() - scores[0, 0].min()).item())",
   ].join("\n"),
 };
