@@ -132,3 +132,48 @@ def test_the_relative_step_lets_the_student_set_the_distance(open_page, tools, s
     page.goto(f"{server_url}/lesson?step=1&lang=en")
     tools.wait_rendered(page, 0)
     assert page.locator("#field-distance").is_hidden()
+
+
+def test_the_self_test_marks_each_answer_and_the_summary_reads_its_score_once(open_page, tools, server_url):
+    steps = json.loads(urllib.request.urlopen(f"{server_url}/api/lesson", timeout=20).read())["steps"]
+    n = next(i for i, s in enumerate(steps, start=1) if s["kind"] == "selftest")
+    questions = steps[n - 1]["questions"]
+    fr = texts("fr")
+    page = open_page(f"/lesson?step={n}&lang=fr", width=390, height=844, locale="fr-FR")
+    count = tools.render_count(page)
+    # The first question answered as the lesson does, the others not.
+    for i, q in enumerate(questions):
+        pick = q["answer"] if i == 0 else next(c for c in q["choices"] if c != q["answer"])
+        page.check(f"[data-question] input[name='{q['id']}'][value='{pick}']")
+    page.click("[data-commit]")
+    tools.wait_rendered(page, count)
+    assert page.inner_text("#reveal-title") == fr["reveal_title_selftest"]
+    marks = page.locator(".selftest-answer").evaluate_all("(items) => items.map((li) => li.dataset.mark)")
+    assert marks == ["right"] + ["wrong"] * (len(questions) - 1)
+    assert page.locator(".selftest-answer__mark").first.inner_text() == fr["selftest_mark_right"]
+    top = page.locator("#step-reveal").bounding_box()["y"]
+    assert -2 <= top < 844, "on a phone the reveal is scrolled into view"
+    # One step with no result (identical lines) and one answered: the summary counts only the answered one.
+    page.goto(f"{server_url}/lesson?step=1&lang=fr")
+    count = tools.wait_rendered(page, 0)
+    page.check("[data-question] input[value='same']")
+    page.click("[data-commit]")
+    count = tools.wait_rendered(page, count)
+    page.goto(f"{server_url}/lesson?step=2&lang=fr")
+    count = tools.wait_rendered(page, 0)
+    open_controls(page)
+    page.fill("#line-b", "白日依山尽")  # identical lines: the model gives no verdict
+    page.check("[data-question] input[value='same']")
+    page.click("[data-commit]")
+    tools.wait_rendered(page, count)
+    tools.wait_until(page, "() => document.querySelector('[data-verdict]').dataset.outcome === ''")
+    page.goto(f"{server_url}/lesson?step={len(steps)}&lang=fr")
+    tools.wait_rendered(page, 0)
+    assert page.inner_text("#reveal-title") == fr["reveal_title_summary"]
+    verdict = page.inner_text("[data-verdict]")
+    assert "1 sur 1" in verdict or "1 prédiction sur 1" in verdict or "1 des 1" in verdict, verdict
+    row = page.locator(".summary-table tbody tr").nth(
+        sum(1 for s in steps[:n - 1] if s["choices"] or s["questions"]))
+    cells = row.locator("td").all_inner_texts()
+    score = fr["selftest_score"].replace("{n}", "1").replace("{total}", str(len(questions)))
+    assert cells[0] == score and cells[1] == "–", cells

@@ -272,6 +272,10 @@ async function renderStep() {
   renderSetup(step);
   renderQuestion(step);
   resetReveal();
+  // The self-test and the summary show the lesson's answers and the student's record, not a model run.
+  const title = $("#reveal-title");
+  title.dataset.i18n = { selftest: "reveal_title_selftest", summary: "reveal_title_summary" }[step.kind] ?? "reveal_title";
+  title.textContent = tr(title.dataset.i18n);
   if (step.kind === "summary" || isCommitted(step)) {
     await reveal();
   } else {
@@ -372,7 +376,8 @@ async function reveal({ scroll = false } = {}) {
   if (step.kind === "summary" || step.kind === "selftest") {
     answer = { step, judged: step.kind === "summary" ? judgeSummary() : judgeSelftest(step) };
     if (step.kind === "selftest") saveAnswer(step.id, { outcome: answer.judged.outcome });
-    updatePanels();
+    await updatePanels();
+    if (scroll) ui.reveal.scrollIntoView({ block: "start" });
     finishReveal();
     lesson.tell("verdict", { step: state.step, outcome: answer.judged.outcome ?? null });
     return;
@@ -572,7 +577,11 @@ function judgeSelftest(step) {
 
 function selftestChart(step) {
   const answers = answerOf(step.id)?.answers ?? {};
-  const items = step.questions.map((q) => el("li", { className: "selftest-answer" }, [
+  const items = step.questions.map((q) => el("li", {
+    className: `selftest-answer ${answers[q.id] === q.answer ? "is-right" : "is-wrong"}`,
+    dataset: { mark: answers[q.id] === q.answer ? "right" : "wrong" },
+  }, [
+    el("p", { className: "selftest-answer__mark", text: tr(answers[q.id] === q.answer ? "selftest_mark_right" : "selftest_mark_wrong") }),
     el("p", { className: "selftest-answer__q", text: tr(`selftest_${q.id}`) }),
     el("p", { text: labelled(tr("summary_col_you"), answers[q.id] ? tr(`selftest_${q.id}_choice_${answers[q.id]}`) : tr("summary_none")) }),
     el("p", { className: "selftest-answer__lesson", text: labelled(tr("selftest_lesson_says"), tr(`selftest_${q.id}_answer`)) }),
@@ -582,7 +591,8 @@ function selftestChart(step) {
 
 function judgeSummary() {
   const saved = allAnswers();
-  const asked = STEPS.filter((s) => s.choices && saved[s.id]?.choice !== undefined);
+  // A step whose setup gave no result (two identical lines, say) is neither right nor a miss.
+  const asked = STEPS.filter((s) => s.choices && saved[s.id]?.choice !== undefined && saved[s.id].outcome != null);
   const right = asked.filter((s) => isRight(saved[s.id].choice, saved[s.id])).length;
   return { outcome: null, text: tr("summary_verdict", { right, answered: asked.length }), value: right };
 }
@@ -593,8 +603,12 @@ function summaryChart() {
     .map(({ step, n }) => {
       const s = saved[step.id] ?? {};
       const you = step.questions ? (s.answers ? Object.values(s.answers).length : null) : s.choice;
-      const youText = step.questions ? (you ? s.outcome ?? "" : tr("summary_none")) : choiceLabel(step, you);
-      const did = step.questions ? (s.outcome ?? "–") : s.outcome ? choiceLabel(step, s.outcome) : "–";
+      // The self-test has no model outcome: its score reads once, in the student's column.
+      const score = s.outcome?.split("/").map(Number);
+      const youText = step.questions
+        ? (you && score ? tr("selftest_score", { n: score[0], total: score[1] }) : tr("summary_none"))
+        : choiceLabel(step, you);
+      const did = step.questions ? "–" : s.outcome ? choiceLabel(step, s.outcome) : "–";
       const link = el("a", { href: stepUrl(n), text: tr("summary_open", { n }), dataset: { open: String(n) } });
       return el("tr", { className: s.choice !== undefined && s.outcome && isRight(s.choice, s) ? "is-right" : "" }, [
         el("th", { scope: "row", text: `${n}. ${tr(`${step.id}_title`)}` }),
