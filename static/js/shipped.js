@@ -91,6 +91,11 @@ async function renderLength(data) {
 /** Line lengths of these poems, with their marks, that a period of the pos_emb table can match. */
 const RHYTHMS = [6, 8, 12, 16];
 
+/** What a distance between alike rows is in these poems: a line or a couplet with its marks, or nothing. */
+export function rhythmMeaning(period) {
+  return tr(RHYTHMS.includes(period) ? `sim_rhythm_${period}` : "sim_rhythm_other");
+}
+
 /** What the trained table's period is, in words, from /api/positions' similarity by lag. */
 function rhythmText(rhythm) {
   const { by_lag: byLag, period } = rhythm;
@@ -101,7 +106,7 @@ function rhythmText(rhythm) {
   const text = tr("sim_rhythm", {
     period, sim: byLag[period].toFixed(2), next_lag: next, next: byLag[next].toFixed(2),
   });
-  const why = RHYTHMS.includes(period) ? tr(`sim_rhythm_${period}`) : tr("sim_rhythm_other");
+  const why = rhythmMeaning(period);
   return sentences([text, why]);
 }
 

@@ -13,7 +13,7 @@ import { grouped, labelled, num, sentences, tr } from "../i18n.js";
 import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../plots-results.js";
-import { splitExercises } from "../shipped.js";
+import { rhythmMeaning, splitExercises } from "../shipped.js";
 import { alignLastRow, alignedFigure, gapBarsFigure } from "./figures.js";
 
 const chars = (text) => [...(text ?? "")];
@@ -277,6 +277,7 @@ const table = {
     const text = sentences([
       tr("table_verdict", { adj: fixed(f.neighbours, 2), far: fixed(f.far, 2) }),
       tr("table_rhythm", { period: f.period, c: fixed(f.at_period, 2) }),
+      rhythmMeaning(f.period), // what that distance is in these poems, in the explorer's words
     ]);
     return judged(data, text, f.neighbours);
   },
