@@ -252,7 +252,8 @@ def test_narrow_phone_screen(open_page, tools):
     boxes = page.evaluate("""() => ['a', 'b', 'diff'].map((line) => {
         const r = document.querySelector(`.heatmap[data-line="${line}"][data-head="0"]`).getBoundingClientRect();
         return {left: r.left, top: r.top, bottom: r.bottom, right: r.right}; })""")
-    assert boxes[1]["top"] >= boxes[0]["bottom"] and boxes[2]["top"] >= boxes[1]["bottom"], "heatmaps stack"
+    # A head's A, B and A − B side by side, as small multiples (test_layout: every head on one screen).
+    assert boxes[1]["left"] >= boxes[0]["right"] and boxes[2]["left"] >= boxes[1]["right"], "a head's maps in a row"
     assert all(b["right"] <= 390 for b in boxes)
     tools.screenshot(page, "phone-default")
     choose_position(tools, page, "rope")
