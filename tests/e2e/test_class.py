@@ -209,3 +209,23 @@ def test_a_students_arrow_keys_stay_on_the_class_step_and_say_why(open_page, too
     teacher.locator("body").focus()
     teacher.keyboard.press("ArrowRight")
     wait_panel(teacher, tools, "step", "3")
+
+
+def test_a_student_who_closes_the_tab_comes_back_into_the_class_with_their_answer(open_page, server_url, tools):
+    """The browser keeps the student's seat (code and token): a new tab on /lesson is the same student."""
+    teacher, code, join = start_class(open_page, tools, ANSWER_STEP)
+    student = open_page(join, locale="fr-FR", explorer=False)
+    wait_step(student, tools, ANSWER_STEP)
+    student.check("[data-question] input[value='different']")
+    student.click("[data-commit]")
+    wait_panel(student, tools, "mine", "different")
+    wait_panel(teacher, tools, "answered", "1")
+    context = student.context
+    student.close()
+    again = context.new_page()
+    again.goto(f"{server_url}/lesson?lang=fr")
+    wait_step(again, tools, ANSWER_STEP)
+    wait_panel(again, tools, "mine", "different")
+    assert again.is_checked("[data-question] input[value='different']")
+    assert not visible(again, ".lesson-nav") and visible(again, "#class-held")
+    assert class_state(server_url, code)["joined"] == 1, "the same student, not a second one"

@@ -15,8 +15,10 @@ import { lesson } from "./controller.js";
 import { orderLabel } from "./kinds.js";
 
 const TEACHER_KEY = "heads-positions.class.teacher"; // {code, token}: only on the teacher's device
-const STUDENT_KEY = "heads-positions.class.student"; // {code, answers: {step: choice}}, per tab
-const ID_KEY = "heads-positions.student-id"; // random, per browser: no account, no name
+// {code, token, answers: {step: choice}}: this browser's seat in a class, kept so a closed tab comes back
+// as the same student (the server keeps only the token's hash).
+const STUDENT_KEY = "heads-positions.class.student";
+const ID_KEY = "heads-positions.student-id"; // random, per browser: no account, no name (the event stream's view)
 const CODE_SHAPE = /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/;
 // Read at load, before main.js rewrites the URL to ?step=N&lang=L.
 const linkCode = new URLSearchParams(location.search).get("class");
@@ -98,28 +100,35 @@ function studentId() {
   return id;
 }
 
-const mySaved = () => read(sessionStorage, STUDENT_KEY);
+const mySaved = () => read(localStorage, STUDENT_KEY);
 const myAnswer = (step) => mySaved()?.answers?.[step] ?? null;
 
 function keepMyAnswer(step, choice) {
-  const saved = mySaved() ?? { code, answers: {} };
+  const saved = mySaved();
+  if (!saved) return;
   saved.answers[step] = choice;
-  write(sessionStorage, STUDENT_KEY, saved);
+  write(localStorage, STUDENT_KEY, saved);
 }
 
 // ---- the server --------------------------------------------------------------------------------
 
-async function call(method, path, body) {
+/** The token a request carries: the teacher's, or this student's seat in the class. */
+const myToken = () => (role === "teacher" ? token : role === "student" ? mySaved()?.token : null);
+
+async function call(method, path, body, bearer = myToken()) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (role === "teacher" && token) headers.Authorization = `Bearer ${token}`;
+  if (bearer) headers.Authorization = `Bearer ${bearer}`;
   const response = await fetch(`/api/classes${path}`, {
     method, headers, body: body === undefined ? undefined : JSON.stringify(body),
   });
   const data = await response.json().catch(() => null);
   if (!response.ok) {
-    const error = new Error(typeof data?.detail === "string" ? data.detail : `HTTP ${response.status}`);
+    // Class errors are {detail: [{type, msg, ctx}]}: the type says which message to show.
+    const first = Array.isArray(data?.detail) ? data.detail[0] : null;
+    const error = new Error(first?.msg ?? `HTTP ${response.status}`);
     error.status = response.status;
+    error.type = first?.type ?? null;
     throw error;
   }
   return data;
@@ -133,6 +142,10 @@ function say(key, vars) {
 function failed(error) {
   if (error?.status === 404) {
     leave("class_gone");
+  } else if (error?.type === "class_locked") {
+    say("class_locked");
+  } else if (error?.type === "class_full") {
+    say("class_full");
   } else if (error?.status === 429) {
     say("class_too_many");
   } else {
@@ -315,18 +328,30 @@ async function joinTyped(event) {
     say("class_code_shape");
     return;
   }
-  try {
-    await call("GET", `/${typed}`);
-    join(typed);
-  } catch (error) {
-    if (error.status === 404) say("class_not_found");
-    else failed(error);
-  }
+  join(typed, "class_not_found");
 }
 
-function join(joinCode) {
+/**
+ * Take a seat in the class (POST /join), or come back to this browser's seat with its token: the server then
+ * returns this student's answers so far. missing: what to say when no class has the code.
+ */
+async function join(joinCode, missing = "class_gone") {
   const saved = mySaved();
-  write(sessionStorage, STUDENT_KEY, saved?.code === joinCode ? saved : { code: joinCode, answers: {} });
+  const seat = saved?.code === joinCode ? saved : null;
+  let joined;
+  try {
+    joined = await call("POST", `/${joinCode}/join`, undefined, seat?.token);
+  } catch (error) {
+    if (error.status === 404) {
+      if (seat) write(localStorage, STUDENT_KEY, null);
+      say(missing);
+    } else {
+      failed(error);
+    }
+    return;
+  }
+  const answers = { ...(joined.student_token === seat?.token ? seat.answers : {}), ...joined.answers };
+  write(localStorage, STUDENT_KEY, { code: joinCode, token: joined.student_token, answers });
   begin("student", joinCode, null);
 }
 
@@ -346,7 +371,7 @@ function leave(messageKey) {
   source?.close();
   source = null;
   if (role === "teacher") write(localStorage, TEACHER_KEY, null);
-  if (role === "student") write(sessionStorage, STUDENT_KEY, null);
+  if (role === "student") write(localStorage, STUDENT_KEY, null);
   role = null;
   code = null;
   token = null;
@@ -358,7 +383,7 @@ function leave(messageKey) {
 
 /** A student's answer goes to the server; the page waits for the teacher's reveal. */
 function sendAnswer(n, choice) {
-  call("POST", `/${code}/answers`, { student: studentId(), step: n, choice })
+  call("POST", `/${code}/answers`, { step: n, choice })
     .then(() => {
       keepMyAnswer(n, choice);
       say(null);
@@ -449,7 +474,7 @@ export function startClassMode(lessonSteps) {
   const student = mySaved();
   if (linkCode && CODE_SHAPE.test(linkCode) && teacher?.code !== linkCode) join(linkCode);
   else if (teacher?.code && teacher?.token) begin("teacher", teacher.code, teacher.token);
-  else if (student?.code) begin("student", student.code, null);
+  else if (student?.code) join(student.code);
   else render();
 }
 
