@@ -16,7 +16,7 @@ import { openZoom } from "./zoom.js";
 const Plotly = () => window.Plotly;
 
 /** The width under which the page is laid out for a phone: the same 40rem as app.css and lesson.css. */
-export const PHONE = "(max-width: 40rem)";
+const PHONE = "(max-width: 40rem)";
 /** The heatmaps drawn as small multiples on a phone. */
 const MULTIPLE = "[data-small-multiples] :is(.heatmap, .lesson-plot--square)";
 /** Pixels kept free between the modebar and what it would cover. */
@@ -95,7 +95,7 @@ function withRoom(layout, room) {
 }
 
 /** How far the modebar reaches into a legend or colour bar below its top edge, in px (0: it covers none). */
-export function modebarOverlap(node) {
+function modebarOverlap(node) {
   const bar = node.querySelector(".modebar");
   if (!bar) return 0;
   const m = bar.getBoundingClientRect();
@@ -133,7 +133,7 @@ function makeRoom(node) {
 function drawSmall(node, figure, name) {
   setSmall(node, true);
   const small = smallFigure(figure);
-  node.onclick = () => openZoom(node, describe(node), figure, name, drawFull);
+  node.onclick = () => openZoom(node, describe(node), figure, name, { drawFull, purge });
   return Plotly().react(node, small.data, small.layout, { staticPlot: true, responsive: true });
 }
 
@@ -156,7 +156,7 @@ function setSmall(node, on) {
 }
 
 /** What a small map shows, for its button's name: the head's title and the map's caption ("Head 1 · A"). */
-export function describe(node) {
+function describe(node) {
   const group = node.closest("[role=group][aria-labelledby]");
   const title = group && document.getElementById(group.getAttribute("aria-labelledby"));
   const caption = node.closest("figure")?.querySelector("figcaption");
@@ -173,6 +173,7 @@ matchMedia(PHONE).addEventListener("change", () => {
 
 export function purge(node) {
   drawn.delete(node);
+  node.modebarWatched = false; // Plotly.purge drops the node's event listeners
   if (node.classList.contains("js-plotly-plot")) Plotly().purge(node);
 }
 

@@ -7,6 +7,7 @@ import { tr } from "./i18n.js";
 
 let dialog = null;
 let opener = null;
+let purge = null; // draw.js's, given at each opening
 
 function build() {
   const title = el("h2", { id: "zoom-title", className: "zoom__title" });
@@ -23,7 +24,7 @@ function build() {
     if (!event.target.closest(".modebar")) dialog.close();
   });
   dialog.addEventListener("close", () => {
-    window.Plotly.purge(plot);
+    purge?.(plot);
     opener?.focus();
     opener = null;
   });
@@ -31,10 +32,14 @@ function build() {
   return dialog;
 }
 
-/** Show `figure` under `title` at full size over the page; `drawFull(node, figure, name)` draws it (draw.js). */
-export function openZoom(node, title, figure, name, drawFull) {
+/**
+ * Show `figure` under `title` at full size over the page, drawn by draw.js's drawFull(node, figure, name) and
+ * purged by its purge(node) once closed.
+ */
+export function openZoom(node, title, figure, name, { drawFull, purge: purgeNode }) {
   const box = dialog ?? build();
   opener = node;
+  purge = purgeNode;
   box.querySelector(".zoom__title").textContent = title;
   // Worded again at each opening: the page's language may have changed since the dialog was made.
   box.querySelector(".zoom__close").textContent = tr("zoom_close");
