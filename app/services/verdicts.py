@@ -105,26 +105,58 @@ def float64_twin(model: GPT) -> GPT:
     return twin
 
 
-def last_logits64(model: GPT, ids: list[int], causal: bool, use_position: bool = True) -> np.ndarray:
-    """The line's last-position logits, (vocab_size,), from the float64 twin, the line run alone."""
-    trace = float64_twin(model).trace(torch.tensor([ids]), causal=causal, use_position=use_position)
-    return trace.logits[0, -1].numpy()
+def runs64(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> dict:
+    """Both lines through the float64 twin, with and without position information, in as few batches as
+    /api/compare's own rule allows (under the mask, right padding changes no earlier position):
+    {(line 0|1, with_position): (last logits (vocab_size,), [per layer (nh, n, n)])}."""
+    twin, lines = float64_twin(model), (ids_a, ids_b)
+    flags = (True,) if model.config.position == "none" else (True, False)  # none: the same run either way
+    out = {}
+    for group in ([0, 1],) if causal or len(ids_a) == len(ids_b) else ([0], [1]):
+        T = max(len(lines[i]) for i in group)
+        rows = [(i, flag) for flag in flags for i in group]
+        idx = torch.tensor([lines[i] + [0] * (T - len(lines[i])) for i, _ in rows])  # (R, T)
+        trace = twin.trace(idx, use_position=torch.tensor([flag for _, flag in rows]), causal=causal,
+                           logits_at=torch.tensor([len(lines[i]) - 1 for i, _ in rows]))
+        for r, (i, flag) in enumerate(rows):
+            n = len(lines[i])
+            out[i, flag] = (trace.logits[r, 0].numpy(), [p[r, :, :n, :n].numpy() for p in trace.attention])
+    for key in ((0, False), (1, False)):
+        out.setdefault(key, out[key[0], True])
+    return out
+
+
+def judge_gap64(runs: dict, flag: bool) -> dict:
+    """The float64 gap between the two lines' last logits, and whether it is rounding."""
+    a64, b64 = runs[0, flag][0], runs[1, flag][0]
+    gap64 = float(np.abs(a64 - b64).max())
+    scale = float(max(np.abs(a64).max(), np.abs(b64).max()))
+    return {"gap64": gap64, "largest_logit": scale, "rounding_limit": REL_ROUNDING * scale,
+            "difference": "rounding" if gap64 < REL_ROUNDING * scale else "real"}
+
+
+def judge_aligned64(runs: dict, order: list[int], flag: bool) -> list[dict]:
+    """Per layer, the largest |A − B| of the last row, B's keys in A's order (attention weights are at most 1:
+    their rounding limit is REL_ROUNDING itself)."""
+    out = []
+    for pa, pb in zip(runs[0, flag][1], runs[1, flag][1]):
+        gap = float(np.abs(pa[:, -1] - pb[:, -1][:, order]).max())  # (nh, T): both lines' last query
+        out.append({"gap64": gap, "difference": "rounding" if gap < REL_ROUNDING else "real"})
+    return out
 
 
 # ---- same or different: the gap between line A's and line B's last position --------------------
 
-def gap_figures(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> dict:
+def gap_figures(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool, runs: dict) -> dict:
     """The float32 gaps as /api/compare computes them (bitwise: the same batches), and the float64 rerun."""
-    runs = run_many([(model, ids_a, ids_b, causal)])[0]
-    a64, b64 = last_logits64(model, ids_a, causal), last_logits64(model, ids_b, causal)
-    gap64 = float(np.abs(a64 - b64).max())
-    scale = float(max(np.abs(a64).max(), np.abs(b64).max()))
+    shown = run_many([(model, ids_a, ids_b, causal)])[0]
+    judged = judge_gap64(runs, True)
     return {
-        "gap": logits_difference(runs[0, WITH].last_logits, runs[1, WITH].last_logits)["max_abs"],
-        "gap_without": logits_difference(runs[0, WITHOUT].last_logits, runs[1, WITHOUT].last_logits)["max_abs"],
-        "gap64": gap64,
-        "largest_logit": scale,
-        "rounding_limit": REL_ROUNDING * scale,
+        "gap": logits_difference(shown[0, WITH].last_logits, shown[1, WITH].last_logits)["max_abs"],
+        "gap_without": logits_difference(shown[0, WITHOUT].last_logits, shown[1, WITHOUT].last_logits)["max_abs"],
+        "gap64": judged["gap64"],
+        "largest_logit": judged["largest_logit"],
+        "rounding_limit": judged["rounding_limit"],
     }
 
 
@@ -161,32 +193,20 @@ def alignment(ids_a: list[int], ids_b: list[int]) -> list[int] | None:
     return order
 
 
-def aligned_last_row64(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> float | None:
-    """The largest |A − B| of layer 1's last-row attention, B's keys put in A's order, from the float64 twin:
-    how differently the last character weighs the same characters in the two lines. None unless B is a
-    reordering of A."""
-    order = alignment(ids_a, ids_b)
-    if order is None:
-        return None
-    twin = float64_twin(model)
-    a = twin.trace(torch.tensor([ids_a]), causal=causal).attention[0][0, :, -1]  # (nh, T)
-    b = twin.trace(torch.tensor([ids_b]), causal=causal).attention[0][0, :, -1]
-    return float((a - b[:, order]).abs().max())
-
-
 def _judge_gap(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     model = _model(setup, registry)
     tok = registry.tokenizer
     ids_a, ids_b = tok.encode(setup["a"]), tok.encode(setup["b"])
     check_length("a", ids_a, model.config)
     check_length("b", ids_b, model.config)
-    figures = gap_figures(model, ids_a, ids_b, setup["causal"])
+    runs = runs64(model, ids_a, ids_b, setup["causal"])
+    figures = gap_figures(model, ids_a, ids_b, setup["causal"], runs)
     figures["n_layer"] = model.config.n_layer
-    aligned64 = aligned_last_row64(model, ids_a, ids_b, setup["causal"])
-    # Attention weights are at most 1: their rounding limit is REL_ROUNDING itself.
-    aligned = None if aligned64 is None else "rounding" if aligned64 < REL_ROUNDING else "real"
-    if aligned64 is not None:
-        figures["aligned_gap64"] = aligned64
+    order = alignment(ids_a, ids_b)
+    aligned = None
+    if order is not None:  # layer 1's last row: how the last character weighs the same characters in both lines
+        layer1 = judge_aligned64(runs, order, True)[0]
+        figures["aligned_gap64"], aligned = layer1["gap64"], layer1["difference"]
     if list(ids_a) == list(ids_b):
         # Lines that differ only in characters outside the vocabulary are the same line to the model.
         return {"outcome": None, "reason": "identical" if setup["a"] == setup["b"] else "identical_unknown",
@@ -374,30 +394,6 @@ _JUDGES = {"limit": _judge_limit, "table": _judge_table, "rotate": _judge_rotate
 
 # ---- the explorer: the same judgements for any comparison -----------------------------------------
 
-def _line_gap64(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool, use_position: bool) -> dict | None:
-    """Whether the last-position gap is rounding, judged as the lesson's steps judge it; None for the same ids."""
-    if list(ids_a) == list(ids_b):
-        return None
-    a64 = last_logits64(model, ids_a, causal, use_position)
-    b64 = last_logits64(model, ids_b, causal, use_position)
-    gap64 = float(np.abs(a64 - b64).max())
-    limit = REL_ROUNDING * float(max(np.abs(a64).max(), np.abs(b64).max()))
-    return {"gap64": gap64, "rounding_limit": limit, "difference": "rounding" if gap64 < limit else "real"}
-
-
-def _aligned_by_layer(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool, use_position: bool) -> list[dict]:
-    """Per layer, the largest |A − B| of the last row aligned by character (float64), and its verdict."""
-    order = alignment(ids_a, ids_b)
-    twin = float64_twin(model)
-    a = twin.trace(torch.tensor([ids_a]), causal=causal, use_position=use_position).attention
-    b = twin.trace(torch.tensor([ids_b]), causal=causal, use_position=use_position).attention
-    out = []
-    for pa, pb in zip(a, b):
-        gap = float((pa[0, :, -1] - pb[0, :, -1][:, order]).abs().max())  # (nh, T) rows, B's keys in A's order
-        out.append({"gap64": gap, "difference": "rounding" if gap < REL_ROUNDING else "real"})
-    return out
-
-
 def compare_verdict(req: CompareRequest, registry: ModelRegistry) -> dict:
     """For an /api/compare request: whether each gap the explorer shows is rounding or real, by the float64
     rerun, for the model on screen and the lesson's untrained depths, with and without position information;
@@ -408,17 +404,20 @@ def compare_verdict(req: CompareRequest, registry: ModelRegistry) -> dict:
     check_length("line_a", ids_a, model.config)
     check_length("line_b", ids_b, model.config)
 
-    def both(m: GPT, judge) -> dict:
-        with_position = judge(m, ids_a, ids_b, req.causal, True)
-        # Without position information a model of mode none computes the same run again.
-        without = with_position if m.config.position == "none" else judge(m, ids_a, ids_b, req.causal, False)
-        return {"with_position": with_position, "without_position": without}
+    same = list(ids_a) == list(ids_b)
+    order = alignment(ids_a, ids_b)
+
+    def gaps(runs: dict) -> dict:
+        return {key: None if same else {k: v for k, v in judge_gap64(runs, flag).items() if k != "largest_logit"}
+                for key, flag in (("with_position", True), ("without_position", False))}
 
     depths = [registry.random(req.position, n, model.config.n_head, req.seed) for n in LESSON_DEPTHS]
-    reordering = alignment(ids_a, ids_b) is not None
+    shown = runs64(model, ids_a, ids_b, req.causal)
     return {
-        "difference": both(model, _line_gap64),
-        "by_depth": [{"n_layer": n, **both(m, _line_gap64)} for n, m in zip(LESSON_DEPTHS, depths)],
-        "aligned": both(model, _aligned_by_layer) if reordering else None,
+        "difference": gaps(shown),
+        "by_depth": [{"n_layer": n, **gaps(runs64(m, ids_a, ids_b, req.causal))}
+                     for n, m in zip(LESSON_DEPTHS, depths)],
+        "aligned": None if order is None else {key: judge_aligned64(shown, order, flag)
+                                               for key, flag in (("with_position", True), ("without_position", False))},
         "unknown": unknown_chars(tok, req.line_a + req.line_b),
     }
