@@ -220,6 +220,7 @@ def test_a_student_who_closes_the_tab_comes_back_into_the_class_with_their_answe
     student.click("[data-commit]")
     wait_panel(student, tools, "mine", "different")
     wait_panel(teacher, tools, "answered", "1")
+    assert f"class={code}" in student.url, "the student's address keeps the class"
     context = student.context
     student.close()
     again = context.new_page()

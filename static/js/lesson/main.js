@@ -91,7 +91,9 @@ function stepUrl(step, lang = state.lang, present = state.present) {
 }
 
 function writeUrl(mode) {
-  const url = stepUrl(state.step);
+  let url = stepUrl(state.step);
+  // A student's address keeps the class, so a reload or a reopened tab comes back into it.
+  if (lesson.room?.role === "student") url += `&${new URLSearchParams({ class: lesson.room.code })}`;
   if (mode === "push" && url !== `${location.pathname}${location.search}`) history.pushState(null, "", url);
   else history.replaceState(null, "", url);
 }
