@@ -458,3 +458,15 @@ def test_the_lessons_errors_are_worded_in_its_language(open_page, tools, steps, 
     assert texts["error_empty"] in error and texts["line_a_label"] in error, error
     shown = page.inner_text("#results")
     assert not any(words in shown for words in SERVER_WORDS), shown
+
+
+def test_charts_are_greyed_while_the_lines_they_show_are_being_changed(open_page, tools):
+    """Between a keystroke and the new answer, the charts on screen are for the old lines: marked and greyed."""
+    page, count = commit_on_step_one(open_page, tools, "same")
+    assert page.get_attribute("#charts", "data-stale") is None
+    page.fill("#line-a", "春风白日依山尽")
+    stale = page.evaluate("() => { const c = document.querySelector('#charts');"
+                          " return ['stale' in c.dataset, Number(getComputedStyle(c).opacity)]; }")
+    assert stale[0] and stale[1] < 0.6, stale
+    wait_step(page, tools, count)
+    assert page.get_attribute("#charts", "data-stale") is None and page.locator(".lesson-chart").count() >= 2

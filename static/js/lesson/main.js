@@ -298,6 +298,7 @@ function clearAnswer() {
   answer = null;
   for (const node of $$(".js-plotly-plot", ui.charts)) purge(node);
   clear(ui.charts);
+  delete ui.charts.dataset.stale;
   ui.verdict.textContent = "";
   for (const key of ["outcome", "value", "prediction"]) delete ui.verdict.dataset[key];
   ui.notice.textContent = "";
@@ -517,6 +518,7 @@ const chartsPanel = {
   async update(a) {
     for (const node of $$(".js-plotly-plot", ui.charts)) purge(node);
     clear(ui.charts);
+    delete ui.charts.dataset.stale;
     const charts = a.step.kind === "summary" ? [summaryChart()] : a.step.kind === "selftest"
       ? [selftestChart(a.step)] : a.kind.charts(a.data, a.ctx);
     chartIndex = Math.min(chartIndex, Math.max(0, charts.length - 1));
@@ -716,6 +718,8 @@ function onSetupChange(event) {
   if (event.type !== "input") renderSetup(current());
   else updateHints(setupOf(current()));
   if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch
+  // Until the answer for the new setup arrives, the charts on screen are for the old one: greyed.
+  ui.charts.dataset.stale = "";
   clearTimeout(debounce);
   setBusy(true);
   debounce = setTimeout(() => {
