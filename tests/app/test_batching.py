@@ -69,6 +69,7 @@ def same(batched, expected) -> bool:
     return batched == expected
 
 
+@pytest.mark.slow
 def test_every_batched_answer_is_bitwise_the_one_computed_alone(registry):
     reqs = [CompareRequest(**body) for body in BODIES]
     expected = [alone(req, registry) for req in reqs]
@@ -112,6 +113,7 @@ def test_every_batch_is_filled_to_the_exact_shapes_and_bounded(registry, monkeyp
     assert runs[0][1, True].attention[0].shape == (model.config.n_head, 1, 1)
 
 
+@pytest.mark.slow
 def test_long_lines_are_answered_in_groups_of_bounded_memory(registry, monkeypatch):
     jobs_per_call = []
     real = compare_service.run_many
@@ -208,6 +210,7 @@ def test_a_batch_that_fails_as_a_whole_fails_each_of_its_requests_and_the_next_b
     assert second == [b"0", b"1", b"2"] and calls == [[0, 1, 2], [0, 1, 2]]
 
 
+@pytest.mark.slow
 def test_concurrent_http_requests_are_batched_and_answered_as_alone(registry):
     positions = ("learned", "rope", "none")
     bodies = [{"line_a": "床前明月光"[: 1 + i % 5], "line_b": "疑是地上霜", "position": positions[i % 3], "seed": i}

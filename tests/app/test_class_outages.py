@@ -18,6 +18,7 @@ from app.stores.redis import RedisStore
 from app.stores.sqlite import SqliteStore
 
 
+@pytest.mark.slow  # a real redis-server
 def test_redis_stopped_mid_class_is_a_503_that_names_the_store_and_class_mode_comes_back(tmp_path, caplog):
     """The store outage of issue 23: Redis stopped mid-class made every class request a 500 with a traceback
     while /readyz said ready. Now: 503 class_store_unavailable with Retry-After, /readyz names the class
@@ -66,6 +67,7 @@ def test_redis_stopped_mid_class_is_a_503_that_names_the_store_and_class_mode_co
         redis.stop()
 
 
+@pytest.mark.slow  # a real redis-server
 def test_a_class_stream_says_outage_while_redis_is_stopped_and_back_with_the_state_after(tmp_path):
     async def run(redis):
         store = RedisStore(redis.url, Lifetimes(3600, 3600))

@@ -13,6 +13,8 @@ from class_servers import redis_server, served
 from app.stores import Lifetimes
 from app.stores.sqlite import SqliteStore
 
+pytestmark = pytest.mark.slow  # real servers: the app in subprocesses, and Redis
+
 # Processes that open new classes.db files at once, and how many files. Without the setup lock, some
 # opener got "database is locked" in 4 runs of 4.
 OPENERS, FILES = 8, 60

@@ -32,7 +32,8 @@ def redis_url():
         yield server.url
 
 
-@pytest.fixture(scope="module", params=["sqlite", "redis"])
+# The Redis store needs a real redis-server: slow tier.
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def store_kind(request):
     return request.param
 
@@ -320,6 +321,7 @@ def test_limits_on_classes_and_students(make_store):
     asyncio.run(run())
 
 
+@pytest.mark.slow  # waits for classes to expire
 def test_classes_nobody_joined_expire_soon_and_joined_ones_live_on(make_store):
     async def run():
         store = make_store(Lifetimes(idle=60, unjoined=1))  # 1 s stands in for 30 min, 60 s for 12 h

@@ -49,6 +49,7 @@ def test_serve_does_not_load_torch_in_the_supervisor():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
+@pytest.mark.slow  # a process of its own, which imports torch
 def test_lesson_into_a_closed_pipe_ends_quietly_and_leaves_sigpipe_alone():
     # The reader is gone before the lesson prints (as `| head -1` once it has its line): exit 0, no traceback.
     proc = subprocess.Popen([CLI, "lesson"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -75,6 +76,7 @@ def serve(env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+@pytest.mark.slow  # its worker starts
 def test_serve_stops_with_code_3_when_the_app_cannot_start(tmp_path):
     # The supervisor restarts workers that die, but not one that never started: that would loop forever.
     # A vocab.json that is there (so the settings pass) but is no vocabulary fails in the worker.
@@ -115,7 +117,7 @@ def test_serve_refuses_a_bad_port_or_worker_count(env, args, named):
 @pytest.mark.parametrize("args, says", [
     (["--steps", "50"], "steps (50) must be >= 1 and greater than warmup (100)"),
     (["--n-head", "3"], "n_embd (128) must be divisible by n_head (3)"),
-    (["--resume"], "nothing to resume"),
+    pytest.param(["--resume"], "nothing to resume", marks=pytest.mark.slow),  # reads the corpus first
     (["--device", "gpu"], "device must be auto, cpu, cuda or cuda:N, got 'gpu'"),
     (["--device", "meta"], "device must be auto, cpu, cuda or cuda:N, got 'meta'"),
     (["--weight-decay", "-0.1"], "weight_decay (-0.1) must be >= 0"),
@@ -136,6 +138,7 @@ def test_train_refuses_an_out_folder_that_does_not_exist_before_it_trains(capsys
     assert code == 2 and f"the folder {tmp_path / 'missing'} does not exist" in err
 
 
+@pytest.mark.slow  # reads the corpus first
 def test_train_names_a_state_file_it_cannot_resume_from(capsys, tmp_path):
     (tmp_path / "x.pt.state").write_bytes(b"not a checkpoint")
     code, _, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "x.pt"), "--resume")
@@ -150,6 +153,7 @@ def test_train_says_how_to_rebuild_a_changed_corpus_file(capsys, tmp_path, monke
     assert code == 2 and "does not match the sha256 in corpus.json; rebuild it with" in err
 
 
+@pytest.mark.slow  # starts a training run
 def test_train_keeps_the_traceback_of_an_error_that_is_not_an_option(capsys, tmp_path, monkeypatch):
     """A ValueError from inside the run is a bug, not a bad option: it must not pass for one."""
     import model.train

@@ -4,6 +4,7 @@ import asyncio
 import itertools
 
 import httpx
+import pytest
 
 from app.main import create_app
 from app.settings import Settings
@@ -30,6 +31,7 @@ async def run(app, bodies, concurrently: bool) -> list[bytes]:
             return [await one(b) for b in bodies]
 
 
+@pytest.mark.slow
 def test_200_concurrent_mixed_requests_match_sequential_answers():
     bodies = (mixed_requests() * 5)[:200]
     assert len(bodies) == 200 and len({str(b) for b in bodies}) >= 40

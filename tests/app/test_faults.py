@@ -26,6 +26,8 @@ import pytest
 
 from app.http_protocol import REQUEST_TIMEOUT
 
+pytestmark = pytest.mark.slow  # each test serves the app in subprocesses
+
 CLI = Path(sys.executable).with_name("heads-positions")
 START_TIMEOUT = 90  # seconds: each worker imports torch and loads the models
 HOST = "127.0.0.1"

@@ -1,11 +1,14 @@
 """Schemathesis against our own OpenAPI document: every answer conforms to the schema, none is a 5xx."""
 
+import pytest
 import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import positive_data_acceptance
 
 from app.main import create_app
+
+pytestmark = pytest.mark.slow  # hundreds of generated requests
 
 app = create_app()
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)

@@ -63,6 +63,7 @@ def references(registry):
     return get
 
 
+@pytest.mark.slow  # every setup
 @pytest.mark.parametrize("setup", SETUPS, ids=lambda s: "-".join(str(v) for v in s.values()))
 def test_same_or_different_agrees_with_float64_numpy_at_every_setup(client, registry, references, setup):
     ref = references(setup)
@@ -128,6 +129,7 @@ def test_unknown_characters_are_named_once_in_order(client):
     assert client.post("/api/lesson/order/verdict", json={}).json()["unknown"] == []
 
 
+@pytest.mark.slow
 def test_aligned_last_row_is_judged_by_the_float64_rerun(client, registry, references):
     """Layer 1's last row, B's keys in A's order: the same weights in both lines without positions."""
     tok = registry.tokenizer
@@ -171,6 +173,7 @@ def test_rotate_follows_ropes_frequencies(client):
         assert got["outcome"] is None and got["reason"] == "not_rope"
 
 
+@pytest.mark.slow  # every start of each pair, in float64
 @pytest.mark.parametrize(("line", "distance"), [("明月", 1), ("白日依山尽", 1), ("ab", 3), ("山山", 64), ("明月", 17)])
 @pytest.mark.parametrize("weights", ["trained", "random"])
 def test_relative_scores_are_flat_only_under_rope_by_numpy(client, registry, line, distance, weights):
@@ -270,6 +273,7 @@ def test_an_unknown_step_is_refused(client):
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "step_id"]
 
 
+@pytest.mark.slow  # every explorer setup against numpy
 @pytest.mark.parametrize("setup", [s for s in SETUPS if s["weights"] == "random" and s["n_layer"] == 2]
                          + SETUPS[-6::2], ids=lambda s: "-".join(str(v) for v in s.values()))
 def test_the_explorers_verdicts_agree_with_float64_numpy(client, registry, setup):

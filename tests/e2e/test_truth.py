@@ -9,6 +9,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+pytestmark = pytest.mark.e2e
+
 LESSON_A, LESSON_B = "白日依山尽", "山依日白尽"
 ROUNDING = 1e-6  # attention weights closer than this in float32 are rounding (the server's float64 rerun decides)
 

@@ -116,6 +116,7 @@ def test_statistics_equal_a_row_by_row_recount(val, position):
                 assert h[key] == pytest.approx(want[key], abs=1e-9), key
 
 
+@pytest.mark.slow  # the whole validation split
 def test_shipped_heads_json_is_the_whole_split_of_the_shipped_weights(val):
     ids, text = val
     shipped = json.loads((WEIGHTS_DIR / "heads.json").read_text(encoding="utf-8"))

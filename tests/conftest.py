@@ -1,0 +1,17 @@
+"""Test tiers. The fast tier is `pytest -m "not slow and not e2e"`; scripts/test.sh runs it first, then the
+rest. Every test in tests/e2e drives a browser and must carry the e2e mark, or the fast tier would start
+chromium: a test file there without it stops the run at collection, naming the file."""
+
+from pathlib import Path
+
+import pytest
+
+E2E = Path(__file__).parent / "e2e"
+
+
+def pytest_collection_modifyitems(config, items):
+    unmarked = sorted({str(item.path.relative_to(E2E.parent.parent)) for item in items
+                       if item.path.is_relative_to(E2E) and item.get_closest_marker("e2e") is None})
+    if unmarked:
+        raise pytest.UsageError("browser tests without the e2e mark (add pytestmark = pytest.mark.e2e): "
+                                + ", ".join(unmarked))
