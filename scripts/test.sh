@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Set up and run every test: a venv in .venv, the project with its test extra, ruff, then pytest
-# (model, API, deployment files, and the browser tests in Debian's chromium).
+# Set up and run every test: a venv in .venv, the project with its test extra, ruff, then pytest in two
+# tiers: the fast tier first (pytest -m "not slow and not e2e", about a minute), then the rest (servers
+# in subprocesses, Redis, and the browser tests in Debian's chromium). Arguments go to both runs, e.g.
+# `bash scripts/test.sh -q` or `bash scripts/test.sh tests/app`. A failing tier stops the script with
+# pytest's exit code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,5 +27,23 @@ fi
 pip install -q -e '.[test]'
 echo "== ruff"
 ruff check .
-echo "== pytest"
-pytest "$@"
+# pytest exits 5 when it selects no test. One tier may have none among the paths asked for (tests/model
+# has no browser test), so that alone is no failure; both tiers empty means nothing ran, which is one.
+ran=0
+tier() {
+  local name=$1 marks=$2 code=0
+  shift 2
+  echo "== pytest, $name: -m \"$marks\""
+  pytest -m "$marks" "$@" || code=$?
+  case $code in
+    0) ran=1 ;;
+    5) echo "(no $name tests among these paths)" ;;
+    *) exit "$code" ;;
+  esac
+}
+tier "fast tier" "not slow and not e2e" "$@"
+tier "slow and browser tiers" "slow or e2e" "$@"
+if [ "$ran" = 0 ]; then
+  echo "no test ran" >&2
+  exit 5
+fi
