@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.lesson_steps import STEPS
 from app.main import create_app
+from model.experiments import head_split
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGS = ["zh", "ja", "fr", "en"]
@@ -78,13 +79,11 @@ def test_steps_follow_the_lesson_and_load_valid_setups(client):
     assert len(limit["setup"]["a"]) == client.get("/api/options").json()["max_chars"]["learned"] == 128
 
 
-def test_lesson_figures_are_the_lessons():
-    """The figures the lesson printed (its experiment 1 table), which the page sets beside ours."""
-    figures = {s["id"]: s["lesson"] for s in STEPS if s["lesson"]}
-    assert figures["order"] == {"value": 3.7e-08}
-    assert figures["leak"] == {"value": 1.9e-02, "with": 1.5e-02}
-    assert figures["posemb"] == {"value": 2.8e-03, "without": 3.7e-08}
-    assert figures["split"] == {"qkv": 3168, "proj": 1056}
+def test_the_lessons_printed_head_split_is_what_the_model_counts():
+    """The page sets the lesson's printed parameter counts beside ours: for the head split they must agree."""
+    printed = next(s["lesson"] for s in STEPS if s["id"] == "split")
+    counted = next(p for p in head_split(32, 4, 5)["params"] if p["n_head"] == 4)
+    assert printed == {"qkv": counted["qkv"], "proj": counted["proj"]}
 
 
 @pytest.mark.parametrize("lang", LANGS)
