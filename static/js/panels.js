@@ -499,7 +499,7 @@ export function renderHeads(response, options) {
 export const ANSWER_PANELS = [
   { name: "summary", first: true, update: (answer) => renderSummary(answer) },
   { name: "next", first: true, update: (answer) => renderNext(answer) },
-  // Not `first`: its numbers are the page's first Intl formatting, which loads the locale data (50 ms).
+  // Not `first`: its numbers are the page's first Intl formatting, which loads the locale data (README, Benchmark).
   { name: "heads", update: (answer, ctx) => renderHeads(answer, ctx.options) },
   { name: "depth", update: (answer) => renderDepth(answer) },
   { name: "residual", update: (answer) => renderResidual(answer) },
