@@ -4,8 +4,9 @@ import { createAblationPanel } from "./ablation.js";
 import { ApiError, FIELD_CONTROLS, getOptions, postCompareJudged } from "./api.js";
 import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
+import { compareBody, showLineHints, trainedNote, trainedShape as shapeOf } from "./controls.js";
 import { fieldMessage } from "./errors.js";
-import { LANGS, applyDict, loadDict, sentences, setDict, tr } from "./i18n.js";
+import { LANGS, applyDict, loadDict, setDict, tr } from "./i18n.js";
 import { latest } from "./latest.js";
 import { ANSWER_PANELS, renderHeatmaps, renderRopePairs } from "./panels.js";
 import { createRelativePanel } from "./relative.js";
@@ -68,20 +69,16 @@ function writeUrl(mode) {
 
 // ---- options and weights ----------------------------------------------------------------------
 
-function trainedShape(position) {
-  return options?.trained?.[position] ?? null;
-}
-
 /**
  * Trained weights where they exist for the mode, unless the user chose random. state.weights is
  * null until the user picks: the default then follows the mode (trained where shipped).
  */
 function effectiveWeights() {
-  return state.weights !== "random" && trainedShape(state.pos) ? "trained" : "random";
+  return state.weights !== "random" && shapeOf(options, state.pos) ? "trained" : "random";
 }
 
 function trainedEverywhere() {
-  return ["learned", "rope", "none"].every((p) => trainedShape(p));
+  return ["learned", "rope", "none"].every((p) => shapeOf(options, p));
 }
 
 function isLong() {
@@ -90,7 +87,7 @@ function isLong() {
 
 /** The depth of the model the next request will get, when the page already knows it. */
 function knownDepth() {
-  if (effectiveWeights() === "trained") return trainedShape(state.pos).n_layer;
+  if (effectiveWeights() === "trained") return shapeOf(options, state.pos).n_layer;
   return state.nLayer ?? options?.random?.n_layer ?? null;
 }
 
@@ -99,7 +96,7 @@ function maxChars() {
 }
 
 function updateWeightsUi() {
-  const shape = trainedShape(state.pos);
+  const shape = shapeOf(options, state.pos);
   const anyTrained = Boolean(options && Object.keys(options.trained ?? {}).length);
   ui.trainedOption.disabled = !shape;
   const weights = effectiveWeights();
@@ -112,10 +109,7 @@ function updateWeightsUi() {
   if (depth) ui.nLayer.value = String(depth);
   let note = "";
   if (weights === "trained") {
-    note = tr("trained_shape", shape);
-    if (shape.val_loss !== null && shape.val_loss !== undefined) {
-      note = sentences([note, tr("trained_val_loss", { val_loss: Number(shape.val_loss).toFixed(3) })]);
-    }
+    note = trainedNote(shape);
   } else if (options && !anyTrained) {
     note = tr("trained_none");
   } else if (options && state.weights !== "random") {
@@ -126,13 +120,7 @@ function updateWeightsUi() {
 }
 
 function updateHints() {
-  const max = maxChars();
-  for (const [input, id] of [[ui.lineA, "line-a"], [ui.lineB, "line-b"]]) {
-    const n = [...input.value].length;
-    const hint = $(`#${id}-hint`);
-    hint.textContent = max ? tr("line_hint", { n, max }) : "";
-    hint.classList.toggle("is-over", Boolean(max) && n > max);
-  }
+  showLineHints({ "line-a": ui.lineA.value, "line-b": ui.lineB.value }, maxChars());
 }
 
 // ---- controls ---------------------------------------------------------------------------------
@@ -231,11 +219,10 @@ function showError(error) {
 // ---- requests ---------------------------------------------------------------------------------
 
 function requestBody() {
-  const body = { line_a: state.a, line_b: state.b, position: state.pos, weights: effectiveWeights() };
-  // Trained weights fix their own shape: sending n_head or n_layer could only conflict with it.
-  if (body.weights === "random") body.n_head = state.heads;
-  if (body.weights === "random" && state.nLayer) body.n_layer = state.nLayer;
-  if (!state.causal) body.causal = false;
+  const body = compareBody({
+    a: state.a, b: state.b, position: state.pos, weights: effectiveWeights(), n_head: state.heads,
+    n_layer: state.nLayer, causal: state.causal,
+  });
   // Every layer of two long lines is megabytes of JSON: ask for the layer on screen only, and only
   // for the view shown (with or without position information).
   if (isLong()) body.layer = Math.min(state.layer, knownDepth() ?? state.layer);
@@ -476,7 +463,7 @@ async function start() {
     line: state.a,
     position: state.pos,
     weights: effectiveWeights(),
-    nHead: effectiveWeights() === "trained" ? trainedShape(state.pos).n_head : state.heads,
+    nHead: effectiveWeights() === "trained" ? shapeOf(options, state.pos).n_head : state.heads,
     nLayer: knownDepth(),
   }));
   await compare();

@@ -70,7 +70,7 @@ def test_default_page_draws_heads_and_panels(page, tools, server_url):
     assert (a["zmin"], a["zmax"]) == (b["zmin"], b["zmax"]) == (0, 1)
     assert a["colorscale"] == b["colorscale"] == "Viridis"
     assert a["yrange"][0] > a["yrange"][1], "the y axis runs downwards: query 0 is the top row"
-    assert "4g" in a["hovertemplate"]
+    assert "%{z:.3~r}" in a["hovertemplate"], "3 significant digits, plain decimals (never 3e-8)"
     assert a["z"][0][1:] == [None] * 4, "future keys are empty cells, not zeros"
     assert all(v is not None for v in a["z"][4])
     assert abs(sum(a["z"][2][:3]) - 1) < 1e-4, "a row of the pattern sums to 1"

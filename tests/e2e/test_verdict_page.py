@@ -177,3 +177,14 @@ def test_the_self_test_marks_each_answer_and_the_summary_reads_its_score_once(op
     cells = row.locator("td").all_inner_texts()
     score = fr["selftest_score"].replace("{n}", "1").replace("{total}", str(len(questions)))
     assert cells[0] == score and cells[1] == "–", cells
+
+
+def test_the_explorer_link_opens_the_same_model_as_the_step(open_page, tools, server_url):
+    """Both pages build the explorer's address with state.js's keys (controls.js): the depth comes along."""
+    page = open_page("/lesson?step=2&lang=ja", locale="ja-JP")
+    href = page.get_attribute("#explorer-link", "href")
+    for part in ("pos=none", "weights=random", "n_layer=2", "heads=4", "lang=ja"):
+        assert part in href, href
+    explorer = open_page(href, locale="ja-JP")
+    tools.wait_rendered(explorer, 0)
+    assert explorer.input_value("#n-layer") == "2" and explorer.is_checked("input[name=position][value=none]")

@@ -8,6 +8,7 @@
 // text or "". ctx = {step, setup, options}.
 
 import { getShipped, postCompare, postRelative, postVerdict } from "../api.js";
+import { compareBody } from "../controls.js";
 import { el } from "../dom.js";
 import { grouped, labelled, num, sentences, tr } from "../i18n.js";
 import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
@@ -23,14 +24,6 @@ const py = (text) => JSON.stringify(text); // a JSON string is a valid Python st
 const mean = (xs) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
 
 // ---- /api/compare ------------------------------------------------------------------------------
-
-export function compareBody(setup) {
-  const body = { line_a: setup.a, line_b: setup.b ?? setup.a, position: setup.position, weights: setup.weights };
-  // Trained weights fix their own shape; sending n_layer or n_head could only conflict with it.
-  if (setup.weights === "random") Object.assign(body, { n_layer: setup.n_layer, n_head: setup.n_head });
-  if (!setup.causal) body.causal = false;
-  return body;
-}
 
 /** The step's own data and the server's verdict on the same setup, fetched side by side: data.verdict. */
 function withVerdict(fetchData) {

@@ -4,6 +4,7 @@
 // (controller.js), which this page attaches its drawing to; class mode (class.js) drives the same controller.
 
 import { ApiError } from "../api.js";
+import { explorerUrl, showLineHints, trainedNote } from "../controls.js";
 import { $, $$, clear, el, show } from "../dom.js";
 import { draw, purge } from "../draw.js";
 import { applyDict, fillRich, labelled, loadDict, sentences, setDict, tr } from "../i18n.js";
@@ -196,7 +197,7 @@ function renderSetup(step) {
   // Only the relative step places its pair apart: the others have no distance.
   show($("#field-distance"), setup.distance !== undefined && setup.distance !== null);
   if (setup.distance) ui.distance.value = String(setup.distance);
-  const note = trained && shape ? tr("trained_shape", shape) : "";
+  const note = trained && shape ? trainedNote(shape) : "";
   ui.setupNote.textContent = note;
   show(ui.setupNote, Boolean(note));
   updateHints(setup);
@@ -204,13 +205,7 @@ function renderSetup(step) {
 }
 
 function updateHints(setup) {
-  const max = OPTIONS.max_chars[setup.position];
-  for (const [input, id] of [[ui.lineA, "line-a"], [ui.lineB, "line-b"]]) {
-    const n = [...input.value].length;
-    const hint = $(`#${id}-hint`);
-    hint.textContent = tr("line_hint", { n, max });
-    hint.classList.toggle("is-over", n > max);
-  }
+  showLineHints({ "line-a": ui.lineA.value, "line-b": ui.lineB.value }, OPTIONS.max_chars[setup.position]);
 }
 
 function renderNav() {
@@ -233,26 +228,11 @@ function renderNav() {
   ui.present.checked = state.present;
   document.body.classList.toggle("is-presenting", state.present);
   document.documentElement.classList.toggle("is-presenting", state.present);
-  ui.explorer.href = explorerUrl(setupOf(step));
+  ui.explorer.href = explorerUrl(setupOf(step), state.lang);
   const link = stepUrl(state.step, state.lang, false);
   ui.qr.src = `/lesson/qr.svg?step=${state.step}&lang=${state.lang}`;
   ui.stepLink.href = link;
   ui.stepLink.textContent = new URL(link, location.href).href;
-}
-
-/** The explorer, opened on this step's setup as it is on screen (its URL keys: see state.js). */
-function explorerUrl(setup) {
-  const q = new URLSearchParams();
-  if (setup) {
-    q.set("a", setup.a);
-    q.set("b", setup.b ?? setup.a);
-    q.set("pos", setup.position);
-    q.set("weights", setup.weights);
-    if (setup.weights === "random") q.set("heads", String(setup.n_head));
-    if (!setup.causal) q.set("causal", "0");
-  }
-  q.set("lang", state.lang);
-  return `/?${q}`;
 }
 
 function bumpRenderCount() {
@@ -420,16 +400,7 @@ async function reveal({ scroll = false } = {}) {
 
 /** The kind's verdict, worded in the page's language at the time of asking (a language switch asks again). */
 function judge(a) {
-  return a.kind.judge(wordRefusal(a.data, a.ctx), a.ctx);
-}
-
-/**
- * Step 6 shows the server's refusal of the 129th character as its answer. The refusal's msg is the
- * server's English: word it here in the page's language, as showError words every other error.
- */
-function wordRefusal(data, ctx) {
-  if (typeof data?.refused?.msg !== "string") return data;
-  return { ...data, refused: { ...data.refused, msg: lineMessage(data.refused, ctx.setup) } };
+  return a.kind.judge(a.data, a.ctx);
 }
 
 const LINE_FIELDS = { line_a: "line_a_label", line_b: "line_b_label" };
@@ -714,7 +685,7 @@ function readSetup() {
 function onSetupChange(event) {
   if (event.isComposing) return;
   readSetup();
-  ui.explorer.href = explorerUrl(setupOf(current()));
+  ui.explorer.href = explorerUrl(setupOf(current()), state.lang);
   if (event.type !== "input") renderSetup(current());
   else updateHints(setupOf(current()));
   if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch

@@ -1,0 +1,60 @@
+// The setup controls both pages share (lines, mode, weights, layers, heads, mask), as pure functions of a
+// setup {a, b, position, weights, n_layer, n_head, causal} and /api/options: what a line's hint says, what
+// the trained weights fix, what /api/compare is asked, and the explorer's address for a setup. The explorer
+// and the guided lesson call these, so they cannot drift apart.
+
+import { $ } from "./dom.js";
+import { sentences, tr } from "./i18n.js";
+import { DEFAULTS, toSearch } from "./state.js";
+
+/** The shipped trained weights' shape for a mode ({n_layer, n_head, ..., val_loss}), or null. */
+export function trainedShape(options, position) {
+  return options?.trained?.[position] ?? null;
+}
+
+/** The note under the weights: what the trained weights fix, and their validation loss when it shipped. */
+export function trainedNote(shape) {
+  const note = tr("trained_shape", shape);
+  if (shape.val_loss === null || shape.val_loss === undefined) return note;
+  return sentences([note, tr("trained_val_loss", { val_loss: Number(shape.val_loss).toFixed(3) })]);
+}
+
+/** Under each line, its length against the mode's limit ("5 / 128 characters"), marked when it is over. */
+export function showLineHints(lines, max) {
+  for (const [id, text] of Object.entries(lines)) {
+    const n = [...text].length;
+    const hint = $(`#${id}-hint`);
+    hint.textContent = max ? tr("line_hint", { n, max }) : "";
+    hint.classList.toggle("is-over", Boolean(max) && n > max);
+  }
+}
+
+/** The /api/compare body for a setup. Trained weights fix their own shape: sending n_layer or n_head could
+ * only conflict with it. b null: a step that reads line A only compares it with itself. */
+export function compareBody(setup) {
+  const body = { line_a: setup.a, line_b: setup.b ?? setup.a, position: setup.position, weights: setup.weights };
+  if (setup.weights === "random") {
+    if (setup.n_head) body.n_head = setup.n_head;
+    if (setup.n_layer) body.n_layer = setup.n_layer;
+  }
+  if (!setup.causal) body.causal = false;
+  return body;
+}
+
+/** The explorer's address for a setup, with the keys state.js reads (so the explorer opens on the same model). */
+export function explorerUrl(setup, lang) {
+  if (!setup) return `/${toSearch({ ...DEFAULTS, weights: null, lang })}`;
+  const random = setup.weights === "random";
+  return `/${toSearch({
+    ...DEFAULTS,
+    a: setup.a,
+    b: setup.b ?? setup.a,
+    pos: setup.position,
+    weights: setup.weights,
+    heads: random ? setup.n_head : DEFAULTS.heads,
+    nLayer: random ? setup.n_layer : null,
+    causal: setup.causal,
+    lang,
+  })}`;
+}
+
