@@ -2,7 +2,7 @@
 that head alone off, on the whole validation split; ship the result as model/weights/heads.json (served at
 GET /api/heads).
 
-    python scripts/eval_heads.py                  # everything (about 10 minutes on 2 cores)
+    python scripts/eval_heads.py                  # everything (the ablation alone took 38 minutes here)
     python scripts/eval_heads.py --ablation-only  # keep the file's attention statistics, redo the ablation
 """
 

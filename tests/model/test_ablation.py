@@ -1,5 +1,6 @@
 """Turning heads off (heads_off): a head's output is zeroed before proj, and nothing else changes."""
 
+import json
 import math
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -229,3 +230,28 @@ def test_ablation_statistics_equal_a_recount_with_hooks(val):
             for k in KINDS:
                 want = np.mean(slow[key][k]) - np.mean(slow[None][k])
                 assert h["ablation"]["by_kind"][k] == pytest.approx(want, abs=1e-4), (key, k)
+
+
+def test_shipped_ablation_figures_are_the_whole_split_and_agree_with_a_fresh_run_on_part_of_it(val):
+    """heads.json's figures cover the whole validation split; a fresh run on its first 64 windows (7,168 next
+    characters) must land near them: within 0.1 nats overall and 0.3 by kind (the kinds have 1,000 to 4,000
+    characters there), and it must agree on which head costs most."""
+    ids, text = val
+    shipped = json.loads((WEIGHTS_DIR / "heads.json").read_text(encoding="utf-8"))
+    for m in shipped["models"]:
+        model, _, _ = load_checkpoint(checkpoint_path(m["position"]))
+        T = model.config.block_size
+        windows = (len(ids) - 1) // T
+        assert m["ablation"]["windows"] == m["windows"] == windows, "the whole split"
+        assert m["ablation"]["characters"] == sum(m["ablation"]["counts"].values()) == windows * (T - 16)
+        if m["position"] != "learned":
+            continue
+        fresh = ablation_statistics(model, ids, text, n_windows=64)
+        got = [h["ablation"] for layer in m["layers"] for h in layer["heads"]]
+        want = [h["ablation"] for layer in fresh["layers"] for h in layer["heads"]]
+        for g, w in zip(got, want):
+            assert g["loss_increase"] == pytest.approx(w["loss_increase"], abs=0.1)
+            for k in KINDS:
+                assert g["by_kind"][k] == pytest.approx(w["by_kind"][k], abs=0.3), k
+        costliest = [max(range(len(x)), key=lambda i: x[i]["loss_increase"]) for x in (got, want)]
+        assert costliest[0] == costliest[1]
