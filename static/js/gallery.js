@@ -55,7 +55,7 @@ function ablationPart(head) {
   return { nodes: [text, plot], plot };
 }
 
-function headCard(position, layer, head) {
+function headCard(position, layer, head, range) {
   const caption = el("figcaption", { className: "gallery-head__caption" }, [
     el("span", { className: "gallery-head__name", text: tr("gallery_head", { layer: layer.layer, head: head.head }) }),
     el("span", { className: "gallery-head__sentence", text: head.summary[document.documentElement.lang] ?? head.summary.en }),
@@ -72,7 +72,7 @@ function headCard(position, layer, head) {
   return {
     figure, plot, ablationPlot: ablation.plot,
     draw: (top) => offsetFigure(head, position, top),
-    drawAblation: (range) => kindFigure({ ablation: head.ablation, range }),
+    drawAblation: () => kindFigure({ ablation: head.ablation, range }),
   };
 }
 
@@ -108,12 +108,16 @@ export async function renderGallery(data, chosen) {
   const models = [...(data.models ?? [])].sort((a, b) => (a.position === chosen ? -1 : b.position === chosen ? 1
     : MODE_ORDER.indexOf(a.position) - MODE_ORDER.indexOf(b.position)));
   const top = 1.05 * Math.max(...models.flatMap((m) => m.layers.flatMap((l) => l.heads.flatMap((h) => h.by_offset))));
-  // One range for every head's ablation bars, with room above the tallest for its label.
-  const increases = models.flatMap((m) => m.layers.flatMap((l) => l.heads.flatMap((h) => KINDS.map((k) => h.ablation?.by_kind[k] ?? 0))));
-  const ablationRange = [Math.min(0, ...increases) * 1.3, Math.max(0, ...increases) * 1.3 || 1];
+  // One range for the ablation bars of a mode's heads, with room above the tallest for its label: across
+  // modes one head (none's layer 2 head 1, +6.6 on punctuation) would flatten every other bar.
+  const ablationRange = (m) => {
+    const increases = m.layers.flatMap((l) => l.heads.flatMap((h) => KINDS.map((k) => h.ablation?.by_kind[k] ?? 0)));
+    return [Math.min(0, ...increases) * 1.3, Math.max(0, ...increases) * 1.3 || 1];
+  };
   const drawn = [];
   for (const m of models) {
-    const cards = m.layers.flatMap((layer) => layer.heads.map((head) => headCard(m.position, layer, head)));
+    const range = ablationRange(m);
+    const cards = m.layers.flatMap((layer) => layer.heads.map((head) => headCard(m.position, layer, head, range)));
     root.append(el("section", {
       className: `gallery-mode${m.position === chosen ? " is-chosen" : ""}`,
       dataset: { position: m.position },
@@ -127,7 +131,7 @@ export async function renderGallery(data, chosen) {
   // Drawn once every column is in place: Plotly sizes a chart to its container as it stands.
   await Promise.all(drawn.flatMap((card) => {
     const figures = [[card.plot, card.draw(top)]];
-    if (card.ablationPlot) figures.push([card.ablationPlot, card.drawAblation(ablationRange)]);
+    if (card.ablationPlot) figures.push([card.ablationPlot, card.drawAblation()]);
     return figures.map(([node, { data: traces, layout }]) =>
       window.Plotly.react(node, traces, layout, { staticPlot: true, responsive: true }));
   }));

@@ -46,9 +46,10 @@ export function lossFigure({ answer, offLabel }) {
 }
 
 /** A head's measured loss increase (nats per character) on the validation poems, one bar per kind of
- * next character; `range` is shared by every head so that bars compare across the gallery. */
+ * next character; `range` is shared by the heads of one mode so that their bars compare. */
 export function kindFigure({ ablation, range }) {
-  const names = KINDS.map((k) => esc(tr(`ablation_kind_${k}`)));
+  // Long names break at their first space, so that all three fit level under a narrow card.
+  const names = KINDS.map((k) => esc(tr(`ablation_kind_${k}`)).replace(/^(.{6,}?) /, "$1<br>"));
   const values = KINDS.map((k) => ablation.by_kind[k]);
   return {
     data: [{
@@ -58,11 +59,11 @@ export function kindFigure({ ablation, range }) {
       hoverinfo: "skip",
     }],
     layout: baseLayout({
-      height: 130,
+      height: 150,
       margin: { l: 8, r: 8, t: 18, b: 8 },
       showlegend: false,
       bargap: 0.3,
-      xaxis: lineAxis("", { type: "category", tickfont: { size: TYPE.tick, color: MUTED } }),
+      xaxis: lineAxis("", { type: "category", tickangle: 0, tickfont: { size: TYPE.tick, color: MUTED } }),
       yaxis: lineAxis("", { range, showticklabels: false, zeroline: true, zerolinecolor: MUTED }),
     }),
   };
