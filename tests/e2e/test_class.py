@@ -138,9 +138,11 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
 
     teacher.click("#class-end")
     for page in students:
-        tools.wait_until(page, "() => !document.querySelector('#class-status').hidden",
+        tools.wait_until(page, "() => !document.querySelector('[data-class-over]').hidden",
                          message="the end of the class did not reach a student")
-        assert visible(page, "#class-idle")
+        assert code in page.text_content("#class-over-text")
+        # The end screen, not the teacher's "start a class" nor the step buttons.
+        assert not visible(page, "#class-idle") and not visible(page, ".lesson-nav")
 
 
 def start_class(open_page, tools, step: int, width: int = 1280, height: int = 900):

@@ -5,21 +5,30 @@
 // A client of the lesson controller (controller.js), like the page's own buttons and keys: the class's step
 // changes call lesson.goTo, the class's reveal calls lesson.reveal, and the controller's cancelable events
 // hand class mode what belongs to the class: a student's answer (sent to the server), every reveal on the
-// teacher's screen (the class's reveal, asked of the server first), a student's own moves (refused, and
-// said why). While in a class, the class holds the record of each question (joinClass's room).
+// teacher's screen (the class's reveal, asked of the server first), the teacher's moves (asked of the
+// server first, made once it confirms), a student's own moves (refused, and said why). While in a class,
+// the class holds the record of each question (joinClass's room).
+// Outages lose nothing: "reconnecting…" while the stream or the store is down, and a student's answer is
+// kept and sent again until the server acknowledges it (a repeat counts once).
 // Secrets stay here: the teacher's token in this browser's localStorage, never in a URL.
 
 import { $, clear, el, show } from "../dom.js";
-import { sentences, tr } from "../i18n.js";
+import { fillRich, sentences, tr } from "../i18n.js";
+import { ClassRequestError, isOutage, responseError, wording } from "./class_errors.js";
 import { lesson } from "./controller.js";
 import { orderLabel } from "./kinds.js";
 
-const TEACHER_KEY = "heads-positions.class.teacher"; // {code, token}: only on the teacher's device
-// {code, token, answers: {step: choice}}: this browser's seat in a class, kept so a closed tab comes back
-// as the same student (the server keeps only the token's hash).
+// {code, token, join_url, join_urls, loopback}: only on the teacher's device
+const TEACHER_KEY = "heads-positions.class.teacher";
+// {code, token, answers: {step: choice}, pending: {step, choice} | null}: this browser's seat in a class,
+// kept so a closed tab comes back as the same student (the server keeps only the token's hash) and an
+// answer not yet received is sent again. {code, ended: true}: the class ended; the end screen stays.
 const STUDENT_KEY = "heads-positions.class.student";
 const ID_KEY = "heads-positions.student-id"; // random, per browser: no account, no name (the event stream's view)
+const KEY_KEY = "heads-positions.class.key"; // HP_TEACHER_KEY as typed, for this tab only (sessionStorage)
 const CODE_SHAPE = /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/;
+const BACK_MS = 6000; // how long "back" stays on screen after an outage
+const RETRY_MS = [1000, 2000, 3000, 5000]; // a student's unacknowledged answer is sent again after these
 // Read at load, before main.js rewrites the URL to ?step=N&lang=L.
 const linkCode = new URLSearchParams(location.search).get("class");
 
@@ -27,36 +36,52 @@ const ui = {
   panel: $("#class-panel"),
   idle: $("#class-idle"),
   start: $("#class-start"),
+  keyForm: $("#class-key-form"),
+  keyInput: $("#class-key"),
   joinForm: $("#class-join-form"),
   codeInput: $("#class-code-input"),
   teacher: $("#class-teacher"),
   code: $("#class-code"),
   qr: $("#class-qr"),
   link: $("#class-link"),
+  links: $("#class-links"),
+  phones: $("#class-phones"),
   counts: $("#class-counts"),
   spread: $("#class-spread"),
   said: $("#class-said"),
   reveal: $("#class-reveal"),
   end: $("#class-end"),
+  lock: $("#class-lock"),
   student: $("#class-student"),
   following: $("#class-following"),
   mine: $("#class-mine"),
   leave: $("#class-leave"),
+  over: $("#class-over"),
+  overText: $("#class-over-text"),
+  alone: $("#class-alone"),
   status: $("#class-status"),
+  connection: $("#class-connection"),
   held: $("#class-held"),
   nav: $(".lesson-nav"),
   share: $(".lesson-share"),
 };
 
 let steps = [];
-let role = null; // "teacher" | "student" | null
+let role = null; // "teacher" | "student" | "over" (a student whose class ended) | null
 let code = null;
 let token = null;
-let live = null; // the class's last state: {step, revealed, joined, answered}
+let live = null; // the class's last state: {step, revealed, joined, answered, locked}
 let counts = null; // teacher only: {choice: students} at live.step
 let source = null; // the EventSource
+let reconnectTimer = null;
+let backTimer = null;
+let outage = false; // the event stream or the class store is down
 let countsBusy = false;
 let countsAgain = false;
+let moving = null; // teacher: the step asked of the server, not yet confirmed
+let lockBusy = false;
+let retryTimer = null; // student: the next attempt at the pending answer
+let retries = 0;
 let verdict = null; // the lesson's last drawn verdict, {step, outcome}: the teacher's "the model did"
 
 /** The class as the lesson controller sees it: who this screen is, and the class's record of its steps. */
@@ -68,7 +93,7 @@ const room = {
     return code;
   },
   revealed: (n) => Boolean(live && live.step === n && live.revealed),
-  answer: (n) => (role === "student" ? myAnswer(n) : null),
+  answer: (n) => (role === "student" ? pendingFor(n)?.choice ?? myAnswer(n) : null),
 };
 
 // ---- storage -----------------------------------------------------------------------------------
@@ -102,11 +127,13 @@ function studentId() {
 
 const mySaved = () => read(localStorage, STUDENT_KEY);
 const myAnswer = (step) => mySaved()?.answers?.[step] ?? null;
+const myPending = () => mySaved()?.pending ?? null;
+const pendingFor = (step) => (myPending()?.step === step ? myPending() : null);
 
-function keepMyAnswer(step, choice) {
+function updateSeat(change) {
   const saved = mySaved();
-  if (!saved) return;
-  saved.answers[step] = choice;
+  if (!saved || saved.ended) return;
+  change(saved);
   write(localStorage, STUDENT_KEY, saved);
 }
 
@@ -115,43 +142,75 @@ function keepMyAnswer(step, choice) {
 /** The token a request carries: the teacher's, or this student's seat in the class. */
 const myToken = () => (role === "teacher" ? token : role === "student" ? mySaved()?.token : null);
 
-async function call(method, path, body, bearer = myToken()) {
-  const headers = { Accept: "application/json" };
+/** A class request; a failure throws a ClassRequestError (status 0: no answer came). */
+async function call(method, path, body, bearer = myToken(), extra = {}) {
+  const headers = { Accept: "application/json", ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
-  const response = await fetch(`/api/classes${path}`, {
-    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => null);
-  if (!response.ok) {
-    // Class errors are {detail: [{type, msg, ctx}]}: the type says which message to show.
-    const first = Array.isArray(data?.detail) ? data.detail[0] : null;
-    const error = new Error(first?.msg ?? `HTTP ${response.status}`);
-    error.status = response.status;
-    error.type = first?.type ?? null;
-    throw error;
+  let response;
+  try {
+    response = await fetch(`/api/classes${path}`, {
+      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ClassRequestError(0);
   }
-  return data;
+  if (!response.ok) throw await responseError(response);
+  return response.json().catch(() => ({}));
 }
 
-function say(key, vars) {
-  ui.status.textContent = key ? tr(key, vars) : "";
-  show(ui.status, Boolean(key));
+/** The status line: an i18n key, or an error worded from its status and type, with an optional lead. */
+function say(what, vars, lead = null) {
+  if (!what) {
+    ui.status.textContent = "";
+    show(ui.status, false);
+    return;
+  }
+  const words = what instanceof Error ? wording(what) : { key: what, vars };
+  ui.status.dataset.key = words.key;
+  delete ui.status.dataset.lead;
+  ui.status.textContent = sentences([lead, tr(words.key, words.vars)]);
+  show(ui.status, true);
 }
 
-function failed(error) {
-  if (error?.status === 404) {
+/** A failed request: an outage says "reconnecting…" (the class comes back by itself); the rest say what. */
+function failed(error, lead = null) {
+  if (isOutage(error)) {
+    setConnection("reconnecting");
+    say(error, undefined, lead);
+    // Not in a class: no event stream will say "back", so the pill goes once the server's wait is over.
+    if (role === null) {
+      backTimer = setTimeout(() => {
+        outage = false;
+        setConnection(null);
+      }, 1000 * (error.retryAfter ?? 5));
+    }
+  } else if (error?.status === 404 && role === "student") {
+    over("class_gone");
+  } else if (error?.status === 404) {
     leave("class_gone");
-  } else if (error?.type === "class_locked") {
-    say("class_locked");
-  } else if (error?.type === "class_full") {
-    say("class_full");
-  } else if (error?.status === 429) {
-    say("class_too_many");
   } else {
-    console.warn("class mode:", error);
-    say("class_error");
+    if (!(error instanceof ClassRequestError)) console.warn("class mode:", error);
+    say(error, undefined, lead);
   }
+}
+
+/** "reconnecting…" while the stream or the store is down, "back" for a while once it returns. */
+function setConnection(state) {
+  if (state === "reconnecting") {
+    outage = true;
+    clearTimeout(backTimer);
+  } else if (state === "back") {
+    if (!outage) return;
+    outage = false;
+    clearTimeout(backTimer);
+    backTimer = setTimeout(() => setConnection(null), BACK_MS);
+    if (ui.status.dataset.key === "class_store_down" || ui.status.dataset.key === "class_error") say(null);
+    if (role === "student" && myPending()) attemptAnswer(); // no need to wait for the next retry
+  }
+  ui.connection.dataset.classConnection = state ?? "";
+  ui.connection.textContent = state ? tr(`class_${state}`) : "";
+  show(ui.connection, Boolean(state));
 }
 
 // ---- the lesson page ---------------------------------------------------------------------------
@@ -180,9 +239,13 @@ function render() {
   show(ui.idle, role === null);
   show(ui.teacher, role === "teacher");
   show(ui.student, role === "student");
+  show(ui.over, role === "over");
+  // The projector's layout (class.css) and the student's end screen, which hides the lesson behind it.
+  document.body.classList.toggle("is-class-teacher", role === "teacher");
+  document.body.classList.toggle("is-class-over", role === "over");
   // A student's page follows the teacher: no navigation of its own, no step QR code; where the step
-  // buttons were, the page says why they are gone.
-  show(ui.nav, role !== "student");
+  // buttons were, the page says why they are gone. After the end, nothing of the teacher's comes back.
+  show(ui.nav, role !== "student" && role !== "over");
   show(ui.share, role === null);
   show(ui.held, role === "student");
   if (role === "student") ui.held.textContent = tr("class_nav_held", { code });
@@ -190,11 +253,26 @@ function render() {
   if (role === "student") renderStudent();
 }
 
+/** The join links: the one a phone can open first (it is the QR code's); a warning when there is none. */
+function renderLinks() {
+  const made = read(localStorage, TEACHER_KEY) ?? {};
+  const fallback = new URL(`/lesson?class=${code}`, location.href).href;
+  const phones = Array.isArray(made.join_urls) ? made.join_urls : [];
+  const first = phones[0] ?? made.join_url ?? fallback;
+  ui.link.href = first;
+  ui.link.textContent = first;
+  clear(ui.links);
+  for (const url of phones.slice(1)) ui.links.append(el("li", {}, [el("a", { text: url, attrs: { href: url } })]));
+  show(ui.links, phones.length > 1);
+  const unreachable = made.loopback === true && phones.length === 0;
+  // The host after tr: tr writes numbers as the language does, and 127.0.0.1 is no number (French 127,0).
+  fillRich(ui.phones, unreachable ? tr("class_phones_cannot").replace("{host}", location.hostname) : "");
+  show(ui.phones, unreachable);
+}
+
 function renderTeacher() {
-  const joinUrl = new URL(`/lesson?class=${code}`, location.href).href;
   ui.code.textContent = code;
-  ui.link.href = joinUrl;
-  ui.link.textContent = joinUrl;
+  renderLinks();
   if (!ui.qr.src.endsWith(`/classes/${code}/qr.svg`)) ui.qr.src = `/classes/${code}/qr.svg`;
   if (!live) return;
   const step = stepOf(live.step);
@@ -203,6 +281,8 @@ function renderTeacher() {
   ui.panel.dataset.answered = String(live.answered);
   ui.panel.dataset.step = String(live.step);
   ui.panel.dataset.revealed = String(live.revealed);
+  ui.panel.dataset.locked = String(Boolean(live.locked));
+  if (!lockBusy) ui.lock.checked = Boolean(live.locked);
   const asked = Boolean(step.choices);
   ui.reveal.disabled = !asked || live.revealed;
   clear(ui.spread);
@@ -246,8 +326,12 @@ function renderStudent() {
   if (!live) return;
   const step = stepOf(live.step);
   const mine = myAnswer(live.step);
+  const pending = pendingFor(live.step);
   ui.panel.dataset.mine = mine ?? "";
+  // "pending": sent, not yet acknowledged (retried); "received": the server has it.
+  ui.panel.dataset.sent = pending ? "pending" : mine ? "received" : "";
   if (!step.choices) ui.mine.textContent = tr("class_no_question");
+  else if (pending) ui.mine.textContent = tr("class_mine_pending", { choice: label(step, pending.choice) });
   else if (mine && live.revealed) ui.mine.textContent = tr("class_mine_final", { choice: label(step, mine) });
   else if (mine) ui.mine.textContent = tr("class_mine", { choice: label(step, mine) });
   else if (live.revealed) ui.mine.textContent = tr("class_mine_late");
@@ -258,27 +342,44 @@ function renderStudent() {
 
 // ---- events ------------------------------------------------------------------------------------
 
+function onState(data) {
+  if (data.ended) {
+    if (role === "student") over("class_ended");
+    else leave("class_ended");
+    return;
+  }
+  const moved = live?.step !== data.step || live?.revealed !== data.revealed;
+  live = data;
+  if (moved) follow();
+  if (role === "teacher") refreshCounts();
+  render();
+}
+
 function connect() {
   source?.close();
+  clearTimeout(reconnectTimer);
   const query = role === "student" ? `?student=${encodeURIComponent(studentId())}` : "";
-  source = new EventSource(`/api/classes/${code}/events${query}`);
-  source.addEventListener("message", (event) => {
-    const data = JSON.parse(event.data);
-    if (data.ended) {
-      leave("class_ended");
-      return;
-    }
-    const moved = live?.step !== data.step || live?.revealed !== data.revealed;
-    live = data;
-    say(null);
-    if (moved) follow();
-    if (role === "teacher") refreshCounts();
-    render();
+  const stream = new EventSource(`/api/classes/${code}/events${query}`);
+  source = stream;
+  stream.addEventListener("message", (event) => {
+    setConnection("back");
+    onState(JSON.parse(event.data));
   });
-  source.addEventListener("error", () => {
-    // EventSource reconnects by itself after a dropped line; it gives up only on an error status.
-    if (source.readyState === EventSource.CLOSED) {
-      call("GET", `/${code}`).then(connect, failed);
+  // The server's own word on the class store: down (the stream stays open), then back with the state.
+  stream.addEventListener("outage", () => setConnection("reconnecting"));
+  stream.addEventListener("back", () => setConnection("back"));
+  stream.addEventListener("error", () => {
+    if (source !== stream) return;
+    setConnection("reconnecting");
+    // EventSource tries again by itself after a dropped line; it gives up on an error status (a 503 while
+    // the store is down), and then the page asks whether the class is still there, and tries again.
+    if (stream.readyState === EventSource.CLOSED) {
+      reconnectTimer = setTimeout(() => {
+        call("GET", `/${code}`).then(connect, (error) => {
+          if (error.status === 404) failed(error);
+          else if (source === stream) stream.dispatchEvent(new Event("error"));
+        });
+      }, RETRY_MS[1]);
     }
   });
 }
@@ -305,16 +406,30 @@ function refreshCounts() {
     });
 }
 
+/** The teacher key the server asks for (HP_TEACHER_KEY), as typed in this tab. */
+const teacherKey = () => read(sessionStorage, KEY_KEY);
+
 async function startClass() {
   ui.start.disabled = true;
   try {
-    const made = await call("POST", "");
-    write(localStorage, TEACHER_KEY, { code: made.code, token: made.teacher_token });
+    const key = teacherKey();
+    const made = await call("POST", "", undefined, null, key ? { "X-Teacher-Key": key } : {});
+    write(localStorage, TEACHER_KEY, {
+      code: made.code, token: made.teacher_token, join_url: made.join_url, join_urls: made.join_urls,
+      loopback: made.loopback,
+    });
     [role, code, token] = ["teacher", made.code, made.teacher_token];
     // The class starts on the step on the teacher's screen, before any event can move the screen to step 1.
     if (lesson.step !== 1) await call("POST", `/${code}/step`, { step: lesson.step });
+    show(ui.keyForm, false);
     begin("teacher", made.code, made.teacher_token);
+    window.scrollTo(0, 0); // the projector shows the class from the top: code, QR code, question
   } catch (error) {
+    if (error.type === "teacher_key_missing" || error.type === "teacher_key_wrong") {
+      show(ui.keyForm, true);
+      ui.keyInput.focus();
+    }
+    role = null;
     failed(error);
   } finally {
     ui.start.disabled = false;
@@ -337,22 +452,30 @@ async function joinTyped(event) {
  */
 async function join(joinCode, missing = "class_gone") {
   const saved = mySaved();
-  const seat = saved?.code === joinCode ? saved : null;
+  const seat = saved?.code === joinCode && !saved.ended ? saved : null;
   let joined;
   try {
     joined = await call("POST", `/${joinCode}/join`, undefined, seat?.token);
   } catch (error) {
-    if (error.status === 404) {
-      if (seat) write(localStorage, STUDENT_KEY, null);
+    if (error.status === 404 && seat) {
+      // This browser was in the class and it is gone (ended or expired while away): its end screen.
+      code = joinCode;
+      over("class_gone");
+    } else if (error.status === 404) {
       say(missing);
     } else {
       failed(error);
+      // No seat yet and no answer: try again when it is an outage (a server restarting, a store coming back).
+      if (isOutage(error)) setTimeout(() => join(joinCode, missing), RETRY_MS[2]);
     }
     return;
   }
-  const answers = { ...(joined.student_token === seat?.token ? seat.answers : {}), ...joined.answers };
-  write(localStorage, STUDENT_KEY, { code: joinCode, token: joined.student_token, answers });
+  const own = joined.student_token === seat?.token;
+  const answers = { ...(own ? seat.answers : {}), ...joined.answers };
+  write(localStorage, STUDENT_KEY, { code: joinCode, token: joined.student_token, answers,
+    pending: own ? seat.pending ?? null : null });
   begin("student", joinCode, null);
+  if (myPending()) attemptAnswer(); // an answer the server had not acknowledged before the reload
 }
 
 function begin(asRole, classCode, teacherToken) {
@@ -367,11 +490,19 @@ function begin(asRole, classCode, teacherToken) {
   connect();
 }
 
-function leave(messageKey) {
+function stopListening() {
   source?.close();
   source = null;
+  clearTimeout(reconnectTimer);
+  clearTimeout(retryTimer);
+  if (outage) setConnection(null);
+  outage = false;
+}
+
+function leave(messageKey) {
+  stopListening();
   if (role === "teacher") write(localStorage, TEACHER_KEY, null);
-  if (role === "student") write(localStorage, STUDENT_KEY, null);
+  if (role === "student" || role === "over") write(localStorage, STUDENT_KEY, null);
   role = null;
   code = null;
   token = null;
@@ -381,20 +512,60 @@ function leave(messageKey) {
   say(messageKey);
 }
 
-/** A student's answer goes to the server; the page waits for the teacher's reveal. */
+/** A student's class is over: the end screen, kept in this browser so that a reload shows it again. */
+function over(messageKey) {
+  stopListening();
+  write(localStorage, STUDENT_KEY, { code, ended: true, reason: messageKey });
+  role = "over";
+  live = null;
+  lesson.leaveClass();
+  ui.overText.textContent = tr(messageKey === "class_gone" ? "class_over_gone" : "class_over", { code });
+  render();
+  say(null);
+  window.scrollTo(0, 0);
+}
+
+/** A student's answer is kept as pending, then sent until the server acknowledges it. */
 function sendAnswer(n, choice) {
+  updateSeat((seat) => { seat.pending = { step: n, choice }; });
+  retries = 0;
+  say(null);
+  render();
+  attemptAnswer();
+}
+
+function attemptAnswer() {
+  clearTimeout(retryTimer);
+  const pending = myPending();
+  if (!pending || role !== "student") return;
+  const { step: n, choice } = pending;
+  const settle = () => updateSeat((seat) => {
+    if (seat.pending?.step === n && seat.pending?.choice === choice) seat.pending = null;
+  });
   call("POST", `/${code}/answers`, { step: n, choice })
     .then(() => {
-      keepMyAnswer(n, choice);
-      say(null);
+      settle();
+      updateSeat((seat) => { seat.answers[n] = choice; });
+      retries = 0;
       render();
     }, (error) => {
-      if (error.status !== 409) {
+      if (isOutage(error) || error.status >= 500 || error.status === 429) {
+        // Not received: the same answer again later (the server counts a repeat once). The hint says so.
+        if (isOutage(error)) setConnection("reconnecting");
+        const wait = Math.max(RETRY_MS[Math.min(retries, RETRY_MS.length - 1)], 1000 * (error.retryAfter ?? 0));
+        retries += 1;
+        retryTimer = setTimeout(attemptAnswer, wait);
+        render();
+        return;
+      }
+      settle();
+      render();
+      if (error.status === 404) {
         failed(error);
         return;
       }
-      say("class_closed");
-      lesson.hint(tr("class_closed")); // where the student looks, not only in the panel
+      say(error);
+      lesson.hint(ui.status.textContent); // where the student looks, not only in the panel
     });
 }
 
@@ -403,7 +574,7 @@ async function revealClass() {
   try {
     await call("POST", `/${code}/reveal`);
   } catch (error) {
-    failed(error);
+    failed(error, tr("class_reveal_failed"));
     return;
   }
   live = { ...live, revealed: true };
@@ -411,32 +582,80 @@ async function revealClass() {
   render();
 }
 
-/** The controller's "move": a student's screen follows the class, so its own moves are refused, and said why. */
+/** The teacher's move: asked of the server first; the screen moves once it confirms, or says why not. */
+async function moveClass(n) {
+  if (moving !== null) return;
+  moving = n;
+  ui.panel.dataset.moving = String(n);
+  try {
+    await call("POST", `/${code}/step`, { step: n });
+  } catch (error) {
+    failed(error, tr("class_move_failed", { n }));
+    ui.status.dataset.lead = "move";
+    return;
+  } finally {
+    moving = null;
+    delete ui.panel.dataset.moving;
+  }
+  if (role !== "teacher") return;
+  if (ui.status.dataset.lead === "move") say(null); // an earlier failed move is no longer true
+  if (live?.step !== n) {
+    live = { ...live, step: n, revealed: false, answered: 0 };
+    counts = null;
+  }
+  lesson.goTo(n, { from: "class", focus: true });
+  refreshCounts();
+}
+
+/** The teacher's switch: close joining, or open it again; the switch shows what the server holds. */
+async function setLock(locked) {
+  lockBusy = true;
+  ui.lock.disabled = true;
+  try {
+    await call("POST", `/${code}/${locked ? "lock" : "unlock"}`);
+    live = { ...live, locked };
+    say(null);
+  } catch (error) {
+    failed(error);
+  } finally {
+    lockBusy = false;
+    ui.lock.disabled = false;
+    render();
+    if (!live) ui.lock.checked = !locked;
+  }
+}
+
+/**
+ * The controller's "move". A student's screen follows the class, so its own moves are refused, and said why.
+ * The teacher's moves are the class's: refused here, asked of the server, made once it confirms (moveClass).
+ */
 function onMove(event) {
-  if (role !== "student" || event.detail.from === "class") return;
+  const { step: n, from } = event.detail;
+  if (from === "class" || role === null) return;
   event.preventDefault();
+  if (role === "teacher") {
+    moveClass(n);
+    return;
+  }
+  if (role !== "student") return; // the end screen: nothing moves behind it
   ui.held.dataset.refused = String(Number(ui.held.dataset.refused ?? 0) + 1);
   ui.held.textContent = "";
   ui.held.textContent = tr("class_nav_held", { code }); // written again, so a screen reader says it again
   ui.held.scrollIntoView({ block: "nearest" });
 }
 
-/** The controller's "step": the teacher moved with the lesson's own navigation, so the class follows. */
-function onStep(event) {
-  if (role === null) return;
-  const n = event.detail.step;
-  if (role === "teacher" && live && event.detail.from !== "class" && n !== live.step) {
-    live = { ...live, step: n, revealed: false, answered: 0 };
-    counts = null;
-    call("POST", `/${code}/step`, { step: n }).catch(failed);
+/** The controller's "step": the page drew a step again; its hint and the panel's step follow. */
+function onStep() {
+  if (role === "teacher" || role === "student") {
+    if (live) render();
   }
-  if (live) render(); // the page drew the question again: its hint, the panel's step
 }
 
 /** The controller's "commit": in a class, an answer to the class's question is the class's. */
 function onCommit(event) {
   const { step: n, answer } = event.detail;
-  if (role === null || !stepOf(n).choices) return; // the self-test and the summary stay the student's own
+  if (role !== "teacher" && role !== "student") return;
+  if (!stepOf(n).choices) return; // the self-test and the summary stay the student's own
   event.preventDefault();
   if (role === "student") sendAnswer(n, answer.choice);
   else lesson.reveal(); // the teacher locks in no answer: their button is the class's reveal
@@ -445,7 +664,7 @@ function onCommit(event) {
 /** The controller's "reveal": on the teacher's screen every reveal is the class's; on a student's, the teacher's. */
 function onReveal(event) {
   const { step: n, from } = event.detail;
-  if (role === null || from === "class" || !stepOf(n).choices) return;
+  if ((role !== "teacher" && role !== "student") || from === "class" || !stepOf(n).choices) return;
   event.preventDefault();
   if (role === "teacher" && live && !live.revealed) revealClass();
   else if (role === "student") lesson.hint(tr("class_following", { code }));
@@ -455,12 +674,19 @@ export function startClassMode(lessonSteps) {
   steps = lessonSteps;
   if (!ui.panel) return;
   ui.start.addEventListener("click", () => { startClass(); });
+  ui.keyForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    write(sessionStorage, KEY_KEY, ui.keyInput.value.trim() || null);
+    startClass();
+  });
   ui.joinForm.addEventListener("submit", (event) => { joinTyped(event); });
   ui.reveal.addEventListener("click", () => { lesson.reveal(); });
   ui.end.addEventListener("click", () => {
-    call("POST", `/${code}/end`).then(() => leave("class_ended"), failed);
+    call("POST", `/${code}/end`).then(() => leave("class_ended"), (error) => failed(error, tr("class_end_failed")));
   });
+  ui.lock.addEventListener("change", () => { setLock(ui.lock.checked); });
   ui.leave.addEventListener("click", () => leave(null));
+  ui.alone.addEventListener("click", () => leave(null));
   lesson.addEventListener("move", onMove);
   lesson.addEventListener("step", onStep);
   lesson.addEventListener("commit", onCommit);
@@ -472,7 +698,10 @@ export function startClassMode(lessonSteps) {
 
   const teacher = read(localStorage, TEACHER_KEY);
   const student = mySaved();
-  if (linkCode && CODE_SHAPE.test(linkCode) && teacher?.code !== linkCode) join(linkCode);
+  if (student?.ended && (!linkCode || linkCode === student.code)) {
+    code = student.code;
+    over(student.reason ?? "class_ended");
+  } else if (linkCode && CODE_SHAPE.test(linkCode) && teacher?.code !== linkCode) join(linkCode);
   else if (teacher?.code && teacher?.token) begin("teacher", teacher.code, teacher.token);
   else if (student?.code) join(student.code);
   else render();
@@ -480,5 +709,9 @@ export function startClassMode(lessonSteps) {
 
 /** The language changed: word the panel again. */
 export function redrawClass() {
-  if (ui.panel && role) render();
+  if (!ui.panel) return;
+  if (role) render();
+  if (role === "over") ui.overText.textContent = tr(mySaved()?.reason === "class_gone" ? "class_over_gone" : "class_over", { code });
+  const connection = ui.connection.dataset.classConnection;
+  if (connection) ui.connection.textContent = tr(`class_${connection}`);
 }
