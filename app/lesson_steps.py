@@ -59,6 +59,10 @@ STEPS = [
     {"id": "heads", "kind": "heads", "section": "heads",
      "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, b=None),
      "choices": ["alike", "differ"], "lesson": None},
+    # Issue 22: an intervention, not a picture. Layer 1's previous-character head off, measured on the corpus.
+    {"id": "ablate", "kind": "ablate", "section": "heads",
+     "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, b=None, a="白日依山尽，黄河入海流。"),
+     "choices": ["punctuation", "second_line", "other"], "lesson": None},
     {"id": "ex1", "kind": "ex1", "section": "exercises", "setup": _setup("none", n_layer=3),
      "choices": ["rounding", "large"], "lesson": None},
     {"id": "ex2", "kind": "ex2", "section": "exercises", "setup": None, "choices": HEAD_ORDERS, "lesson": None},

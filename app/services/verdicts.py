@@ -30,12 +30,14 @@ from app.services.positions import position_similarity, relative_starts
 from app.services.rope import rope_table
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split, logits_difference
+from model.heads import NAMED
 from model.probes import pair_scores
 from model.rope import rope_angles
 
 REL_ROUNDING = 1e-9  # float64 gap / largest |logit| under which a gap is rounding
 RISE_NATS = 0.25  # nats per character over the in-training mean: RoPE's loss "climbs", not noise
 SMOOTH = 16  # positions averaged when reading a loss curve
+ABLATE_TIE = 0.1  # nats per character: two kinds of next character closer than this both count as right
 HEADS_DIFFER = 0.25  # mean total-variation distance between two heads' rows: "they look at different places"
 TABLE_NEIGHBOURS = 0.2  # cosine: neighbouring pos_emb rows this much more alike than far ones
 TABLE_EQUAL = 0.9  # cosine: every pair of rows at least this alike is "all the same"
@@ -387,8 +389,29 @@ def _judge_training(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
             "accepted": accepted, "ties": ties}
 
 
-_JUDGES = {"limit": _judge_limit, "table": _judge_table, "rotate": _judge_rotate, "relative": _judge_relative,
-           "length": _judge_length, "split": _judge_split, "heads": _judge_heads,
+def _judge_ablate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """Layer 1's previous-character head (the largest share one back) turned off on the whole validation
+    split: which kind of next character gets hardest, per character (heads.json's ablation.by_kind)."""
+    model = next((m for m in registry.results.get("heads", {}).get("models", [])
+                  if m["position"] == setup["position"]), None)
+    if model is None or "ablation" not in model:
+        return {"outcome": None, "reason": "no_results", "figures": {}}
+    if setup["weights"] != "trained":  # the corpus figures are the trained heads'
+        return {"outcome": None, "reason": "ablate_trained_only", "figures": {}}
+    head = max(model["layers"][0]["heads"], key=lambda h: h["by_offset"][1])
+    if head["by_offset"][1] < NAMED:  # none has no previous-character head (1.8% one back)
+        return {"outcome": None, "reason": "no_previous_head", "figures": {}}
+    by_kind = head["ablation"]["by_kind"]
+    outcome = max(by_kind, key=by_kind.get)
+    return {"outcome": outcome, "accepted": [k for k, v in by_kind.items() if by_kind[outcome] - v < ABLATE_TIE],
+            "reason": f"ablate_{outcome}",
+            "figures": {"layer": 1, "head": head["head"], "share": head["by_offset"][1],
+                        "total": head["ablation"]["loss_increase"], **by_kind,
+                        "characters": model["ablation"]["characters"]}}
+
+
+_JUDGES = {"ablate": _judge_ablate, "limit": _judge_limit, "table": _judge_table, "rotate": _judge_rotate,
+           "relative": _judge_relative, "length": _judge_length, "split": _judge_split, "heads": _judge_heads,
            "ex2": _judge_training, "ex3": _judge_training}
 
 

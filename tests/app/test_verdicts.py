@@ -331,3 +331,19 @@ def test_the_relative_api_runs_the_pair_alone_at_each_start(client, registry):
                     assert np.allclose([h[i] for h in got["scores"][position][layer]], scores[:, 1, 0], atol=1e-4)
     assert client.post("/api/relative", json={"distance": 0}).status_code == 422
     assert client.post("/api/relative", json={"distance": 65}).status_code == 422
+
+
+@pytest.mark.parametrize("position", MODES)
+def test_the_ablate_step_reads_the_previous_character_heads_corpus_figures(client, registry, position):
+    """The head with the largest share one back in layer 1; the kind of next character its removal hurts most."""
+    model = next(m for m in registry.results["heads"]["models"] if m["position"] == position)
+    head = max(model["layers"][0]["heads"], key=lambda h: h["by_offset"][1])
+    got = client.post("/api/lesson/ablate/verdict", json={"position": position}).json()
+    if head["by_offset"][1] < 0.1:  # none: no head prefers the previous character
+        assert got["outcome"] is None and got["reason"] == "no_previous_head"
+        return
+    by_kind = head["ablation"]["by_kind"]
+    assert got["outcome"] == max(by_kind, key=by_kind.get) and got["figures"]["head"] == head["head"]
+    assert all(by_kind[got["outcome"]] - by_kind[k] < 0.1 for k in got["accepted"])
+    random = client.post("/api/lesson/ablate/verdict", json={"position": position, "weights": "random"}).json()
+    assert random["outcome"] is None and random["reason"] == "ablate_trained_only"

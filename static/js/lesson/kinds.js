@@ -7,13 +7,15 @@
 // value?, unknown}; charts(data, ctx) -> [{name, caption, alt, figure | table}]; notice, lesson, snippet ->
 // text or "". ctx = {step, setup, options}.
 
-import { getShipped, postCompare, postRelative, postVerdict } from "../api.js";
+import { offLabel } from "../ablation.js";
+import { getShipped, postAblate, postCompare, postRelative, postVerdict } from "../api.js";
 import { compareBody } from "../controls.js";
 import { el } from "../dom.js";
 import { grouped, labelled, num, sentences, tr } from "../i18n.js";
 import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../plots-results.js";
+import { kindFigure, lossFigure } from "../plots-ablation.js";
 import { rhythmMeaning, splitExercises } from "../shipped.js";
 import { alignLastRow, alignedFigure, gapBarsFigure } from "./figures.js";
 
@@ -513,6 +515,59 @@ const heads = {
   ].join("\n"),
 };
 
+/**
+ * Layer 1's previous-character head turned off. The verdict names the head and judges on the corpus figures
+ * (heads.json); the line on screen is run with that head off (POST /api/ablate) to show the same on one line.
+ */
+const ablate = {
+  async fetch(ctx, signal) {
+    const [verdict, shippedHeads] = await Promise.all([postVerdict(ctx.step.id, ctx.setup, signal), getShipped("heads")]);
+    if (verdict.outcome === null) return { verdict };
+    const off = [{ layer: 1, head: verdict.figures.head }];
+    const answer = await postAblate({ line: ctx.setup.a, position: ctx.setup.position, weights: ctx.setup.weights, off }, signal);
+    const model = shippedHeads.models.find((m) => m.position === ctx.setup.position);
+    return { verdict, answer, ablation: model.layers[0].heads.find((h) => h.head === verdict.figures.head).ablation };
+  },
+  judge(data, ctx) {
+    const v = data.verdict;
+    if (v.outcome === null) return judged(data, tr(`reason_${v.reason}`, { mode: modeLabel(ctx.setup.position) }));
+    const f = v.figures;
+    return judged(data, tr("ablate_verdict", {
+      characters: grouped(f.characters), head: f.head, share: pct(f.share),
+      punctuation: fixed(f.punctuation, 2), second_line: fixed(f.second_line, 2), other: fixed(f.other, 2),
+    }), f[v.outcome]);
+  },
+  charts(data) {
+    if (!data.answer) return [];
+    const { answer, ablation } = data;
+    const top = Math.max(...Object.values(ablation.by_kind), 0);
+    return [{
+      name: "ablate-line", caption: tr("chart_ablate_line", { head: data.verdict.figures.head }),
+      alt: tr("chart_ablate_line_alt", { before: fixed(answer.all_on.mean_loss, 2), after: fixed(answer.ablated.mean_loss, 2) }),
+      figure: lossFigure({ answer, offLabel: offLabel(answer.off) }),
+    }, {
+      name: "ablate-kinds", caption: tr("chart_ablate_kinds", { head: data.verdict.figures.head }),
+      alt: tr("chart_ablate_kinds_alt", { punctuation: fixed(ablation.by_kind.punctuation, 2),
+        second_line: fixed(ablation.by_kind.second_line, 2), other: fixed(ablation.by_kind.other, 2) }),
+      figure: kindFigure({ ablation, range: [Math.min(0, ...Object.values(ablation.by_kind)), top * 1.25] }),
+    }];
+  },
+  notice: (data) => (data.answer ? tr("notice_ablate", {
+    before: fixed(data.answer.all_on.mean_loss, 2), after: fixed(data.answer.ablated.mean_loss, 2),
+  }) : ""),
+  snippet: (ctx, data) => [
+    "import torch",
+    ...modelLines(ctx.setup),
+    "",
+    `x = torch.tensor([tok.encode(${py(ctx.setup.a)})])`,
+    `off = torch.zeros(model.config.n_layer, model.config.n_head, dtype=torch.bool)`,
+    `off[0, ${(data.verdict.figures.head ?? 1) - 1}] = True  # layer 1, head ${data.verdict.figures.head ?? 1}: its output to proj becomes zeros`,
+    "for heads_off in (None, off):",
+    "    logits = model.trace(x, heads_off=heads_off).logits[0, :-1]",
+    "    print(torch.nn.functional.cross_entropy(logits, x[0, 1:]).item())  # nats per character",
+  ].join("\n"),
+};
+
 function finalLoss(run) {
   return run.final_val_loss ?? run.val_loss.at(-1);
 }
@@ -566,7 +621,7 @@ function trainingKind(key) {
 }
 
 export const KINDS = {
-  order, leak, nomask, pair, posemb, limit, table, rotate, relative, length, split, heads, ex1,
+  order, leak, nomask, pair, posemb, limit, table, rotate, relative, length, split, heads, ablate, ex1,
   ex2: trainingKind("heads"),
   ex3: trainingKind("modes"),
 };
