@@ -20,6 +20,7 @@ import asyncio
 import json
 import os
 import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -45,8 +46,15 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def start_server(args) -> tuple[subprocess.Popen, str]:
-    port = 8765
+    # A free port: with a fixed one, a server someone else left running there answered instead of ours.
+    port = free_port()
     env = {**os.environ, "HP_DATA_DIR": tempfile.mkdtemp(prefix="hp-load-"), "HP_MAX_STUDENTS": "1000",
            "HP_JOINS_PER_MINUTE": str(max(100, 2 * args.students))}
     if args.redis_url:
@@ -57,6 +65,8 @@ def start_server(args) -> tuple[subprocess.Popen, str]:
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server exited with code {proc.returncode}")
         try:
             with urllib.request.urlopen(f"{url}/healthz", timeout=2):
                 return proc, url

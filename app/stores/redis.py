@@ -21,6 +21,9 @@ from app.stores import ClassState, CreationLimit, Lifetimes
 
 LIVE = "hp:classes"
 COALESCE_SECONDS = 0.05  # a burst of answers becomes one read of the state, not one per answer
+COMMAND_CONNECTIONS = 32  # per process; a command takes well under a millisecond on the Redis server
+POOL_WAIT_SECONDS = 20  # a request waits this long for a free connection before the store counts as down
+SUBSCRIPTIONS = 10_000  # one per class watched in this process, at most HP_MAX_CLASSES
 
 # Lua shared by the scripts: KEYS[1] is the class hash; ARGV[1] now, ARGV[2] idle seconds, ARGV[3] the
 # lifetime before anyone joined.
@@ -118,8 +121,16 @@ class RedisStore:
     unavailable = (RedisConnectionError, RedisTimeoutError, OSError)
 
     def __init__(self, url: str, lifetimes: Lifetimes):
-        # Timeouts: a Redis that is gone must cost a request about a second, not hang it.
-        self.redis = redis.Redis.from_url(url, decode_responses=True, socket_connect_timeout=1, socket_timeout=3)
+        # Timeouts: a Redis that is gone must cost a request a few seconds at most, not hang it.
+        timeouts = {"socket_connect_timeout": 2, "socket_timeout": 5}
+        # Commands share a bounded pool and wait their turn for a connection: 300 students joining at once
+        # made 300 connections, and redis-py's default pool refused the 101st (MaxConnectionsError).
+        pool = redis.BlockingConnectionPool.from_url(url, decode_responses=True, max_connections=COMMAND_CONNECTIONS,
+                                                     timeout=POOL_WAIT_SECONDS, **timeouts)
+        self.redis = redis.Redis(connection_pool=pool)
+        # Each watched class holds one subscription's connection for as long as it is watched: a pool of
+        # their own, so they never take the commands' connections.
+        self.subscriber = redis.Redis.from_url(url, decode_responses=True, max_connections=SUBSCRIPTIONS, **timeouts)
         self.lifetimes = lifetimes
         scripts = {"create": CREATE, "change": CHANGE, "join": JOIN, "answer": ANSWER, "state": STATE, "end": END}
         self.scripts = {name: self.redis.register_script(text) for name, text in scripts.items()}
@@ -182,7 +193,7 @@ class RedisStore:
         return counts
 
     async def changes(self, code) -> AsyncIterator[None]:
-        pubsub = self.redis.pubsub()
+        pubsub = self.subscriber.pubsub()
         await pubsub.subscribe(f"{_key(code)}:events")
         try:
             yield  # subscribed first, then read: no change falls between the two
@@ -204,4 +215,6 @@ class RedisStore:
         await self.redis.ping()
 
     async def close(self) -> None:
+        await self.subscriber.aclose()
         await self.redis.aclose()
+        await self.redis.connection_pool.disconnect()

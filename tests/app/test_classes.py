@@ -468,3 +468,18 @@ def test_a_classes_db_from_before_student_tokens_keeps_its_classes(tmp_path):
         assert (await classes.state("ABCDEF")).locked
         await store.close()
     asyncio.run(run())
+
+
+def test_three_hundred_students_joining_at_once_all_get_a_seat(make_store):
+    """A class scanning the QR code together: 300 joins and 300 reads at once, in one process. redis-py's
+    default pool refused the 101st connection (MaxConnectionsError), which read as a store outage."""
+    async def run():
+        store = make_store()
+        classes = Classes(store, 10, 400, NO_LIMIT)
+        code, _ = await classes.create(None)
+        seats = await asyncio.gather(*(classes.join(code) for _ in range(300)))
+        states = await asyncio.gather(*(classes.state(code) for _ in range(300)))
+        assert len({student for student, _ in seats}) == 300
+        assert {state.joined for state in states} == {300}
+        await store.close()
+    asyncio.run(run())
