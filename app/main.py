@@ -17,10 +17,10 @@ from app import docs
 from app.batcher import Batcher
 from app.encoding import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES
 from app.errors import InputError
-from app.middleware import GuardMiddleware
 from app.registry import ModelRegistry
 from app.response_cache import ResponseCache
 from app.routes import api, classes, health, lesson, pages
+from app.server.middleware import GuardMiddleware
 from app.services.class_events import Broadcaster
 from app.services.classes import ClassError, Classes, join_guard, join_limit
 from app.services.compare import batch_key, compare_many

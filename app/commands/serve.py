@@ -38,8 +38,8 @@ def run(args) -> int:
     from uvicorn import Config
     from uvicorn.config import STARTUP_FAILURE
 
+    from app.server.supervisor import Supervisor
     from app.settings import startup_problems
-    from app.supervisor import Supervisor
 
     problems = startup_problems()
     if problems:
@@ -47,11 +47,12 @@ def run(args) -> int:
         return 2
     # Workers import torch before they answer the supervisor's ping; two at once on two cores can take
     # longer than uvicorn's 5 s default, and a worker killed for it restarts from scratch.
-    # http: uvicorn's httptools protocol plus a deadline for each request to arrive (app/http_protocol.py);
+    # http: uvicorn's httptools protocol plus a deadline for each request to arrive (app/server/http_protocol.py);
     # a string, so each worker imports it itself. The app: create_app in a worker that ends with its
-    # supervisor (app/worker.py).
-    config = Config("app.worker:create_worker_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-                    http="app.http_protocol:RequestDeadlineProtocol",
+    # supervisor (app/server/worker.py).
+    config = Config("app.server.worker:create_worker_app", factory=True, host=args.host, port=args.port,
+                    workers=args.workers,
+                    http="app.server.http_protocol:RequestDeadlineProtocol",
                     timeout_graceful_shutdown=5, timeout_worker_healthcheck=30)
     # uvicorn.run supervises only from two workers up; with one it serves in this very process, and a
     # crash of that process ends the app. So the supervisor always runs: it holds the socket (connections

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from app.http_protocol import REQUEST_TIMEOUT
+from app.server.http_protocol import REQUEST_TIMEOUT
 
 pytestmark = pytest.mark.slow  # each test serves the app in subprocesses
 

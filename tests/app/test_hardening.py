@@ -53,10 +53,10 @@ def test_page_and_static_files_carry_the_security_headers(client):
 
 
 def test_a_content_length_of_thousands_of_digits_is_weighed_not_a_crash():
-    """What app.middleware.declared_length reads only the significant digits for."""
+    """What app.server.middleware.declared_length reads only the significant digits for."""
     import asyncio
 
-    from app.middleware import GuardMiddleware
+    from app.server.middleware import GuardMiddleware
 
     async def answer(scope, receive, send):
         await send({"type": "http.response.start", "status": 200, "headers": []})

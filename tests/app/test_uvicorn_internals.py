@@ -1,5 +1,5 @@
-"""The parts of uvicorn that app/http_protocol.py, app/supervisor.py, app/worker.py and `serve` build on
-are not its public API. pyproject.toml pins uvicorn to the minor version they were written against;
+"""The parts of uvicorn that app/server/http_protocol.py, supervisor.py, worker.py and `serve` build on are
+not its public API. pyproject.toml pins uvicorn to the minor version they were written against;
 these tests say what changed, and where, when another version no longer fits them."""
 
 import asyncio
@@ -17,9 +17,9 @@ from uvicorn.server import HANDLED_SIGNALS, ServerState
 from uvicorn.supervisors import Multiprocess
 from uvicorn.supervisors import multiprocess as uvicorn_multiprocess
 
-from app import http_protocol
-from app.http_protocol import RequestDeadlineProtocol
-from app.supervisor import Supervisor
+from app.server import http_protocol
+from app.server.http_protocol import RequestDeadlineProtocol
+from app.server.supervisor import Supervisor
 
 WHAT_TO_DO = (f"(uvicorn {uvicorn.__version__} is installed). Check the module named here against this uvicorn, "
               "then move the pin in pyproject.toml.")
@@ -41,7 +41,7 @@ def expect_signature(owner, name: str, params: list[str], user: str) -> None:
     ("connection_lost", ["self", "exc"]),
 ])
 def test_the_httptools_protocol_methods_that_http_protocol_overrides(name, params):
-    expect_signature(HttpToolsProtocol, name, params, "app/http_protocol.py")
+    expect_signature(HttpToolsProtocol, name, params, "app/server/http_protocol.py")
 
 
 @pytest.mark.parametrize("owner, name, params", [
@@ -52,7 +52,7 @@ def test_the_httptools_protocol_methods_that_http_protocol_overrides(name, param
     (uvicorn_multiprocess.Process, "ping", ["self", "timeout"]),
 ])
 def test_the_supervisor_methods_that_supervisor_overrides_and_calls(owner, name, params):
-    expect_signature(owner, name, params, "app/supervisor.py")
+    expect_signature(owner, name, params, "app/server/supervisor.py")
 
 
 def test_the_config_options_that_serve_passes():
@@ -121,13 +121,13 @@ def test_a_request_that_stops_arriving_is_closed_at_the_deadline(monkeypatch):
 def test_a_worker_pipe_closed_in_the_supervisor_reads_as_a_dead_worker_at_once(monkeypatch):
     """uvicorn pings each worker through Process.parent_conn; Supervisor closes Process.child_conn in its own
     process so that the ping fails as soon as the worker is gone (with it open, it waits out the timeout)."""
-    config = Config("app.worker:create_worker_app", factory=True)
+    config = Config("app.server.worker:create_worker_app", factory=True)
     process = uvicorn_multiprocess.Process(config, [])
     # worker.py asks multiprocessing for its parent: uvicorn must make its workers as multiprocessing processes.
     assert isinstance(process.process, multiprocessing.process.BaseProcess), \
-        f"uvicorn no longer starts workers with multiprocessing; app/worker.py relies on it {WHAT_TO_DO}"
+        f"uvicorn no longer starts workers with multiprocessing; app/server/worker.py relies on it {WHAT_TO_DO}"
     assert isinstance(getattr(process, "child_conn", None), multiprocessing.connection.Connection), \
-        f"uvicorn's worker Process has no child_conn pipe end; app/supervisor.py closes it {WHAT_TO_DO}"
+        f"uvicorn's worker Process has no child_conn pipe end; app/server/supervisor.py closes it {WHAT_TO_DO}"
     supervisor = object.__new__(Supervisor)  # __init__ would take over the test process's signals
     supervisor.processes = [process]
     base_calls = []  # uvicorn's own round of pings and restarts, after the pipe ends are closed
@@ -141,4 +141,4 @@ def test_a_worker_pipe_closed_in_the_supervisor_reads_as_a_dead_worker_at_once(m
 
 def test_workers_stop_gracefully_on_the_signal_worker_py_sends():
     assert signal.SIGTERM in HANDLED_SIGNALS, \
-        f"uvicorn's server no longer stops gracefully on SIGTERM; app/worker.py sends it {WHAT_TO_DO}"
+        f"uvicorn's server no longer stops gracefully on SIGTERM; app/server/worker.py sends it {WHAT_TO_DO}"
