@@ -156,6 +156,9 @@ async function call(method, path, body, bearer = myToken(), extra = {}) {
     throw new ClassRequestError(0);
   }
   if (!response.ok) throw await responseError(response);
+  // An answer after an outage: the server and its store are back (a student's stream says nothing until
+  // the next step, and a retry that failed just before may have said "reconnecting…" again).
+  if (outage) setConnection("back");
   return response.json().catch(() => ({}));
 }
 

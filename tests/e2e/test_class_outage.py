@@ -1,0 +1,125 @@
+"""Class mode through an outage (issue 23): the served app is stopped mid-class and started again on the same
+port. Every screen says "reconnecting…" while it is down and "back" when it returns; the teacher's step does
+not move without the server; a student's answer sent during the outage is sent again until the server has
+it, is marked as received, and is counted once."""
+
+import json
+import tempfile
+import urllib.request
+from pathlib import Path
+
+import pytest
+from class_servers import Served
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
+ANSWER_STEP = 4  # 我打你 / 你打我: same or different
+
+
+def texts(lang: str) -> dict:
+    return json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def app_server():
+    """An app of this module's own (its classes in a folder of its own), which the test stops and starts."""
+    with tempfile.TemporaryDirectory(prefix="hp-outage-") as folder:
+        server = Served({"HP_DATA_DIR": folder}).start()
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def open_on(browser, open_page, app_server):
+    """Pages on app_server, with the same checks as open_page (its class: PageOpener in conftest.py)."""
+    opener = type(open_page)(browser, app_server.url)
+    # While the app is down, chromium logs each refused request, each event stream cut by the stop, and a 503
+    # of the restart, as console errors.
+    for expected in ("ERR_CONNECTION_REFUSED", "ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE",
+                     "ERR_INCOMPLETE_CHUNKED_ENCODING", "status of 503"):
+        opener.allow(expected)
+    yield opener
+    found = opener.close()
+    assert not found, "the page reported problems:\n" + "\n".join(found)
+
+
+def panel(page, name: str) -> str:
+    return page.evaluate("(name) => document.querySelector('#class-panel').dataset[name] ?? ''", name)
+
+
+def wait_panel(page, tools, name: str, value: str, timeout: float = 20) -> None:
+    tools.wait_until(page, "([name, value]) => document.querySelector('#class-panel').dataset[name] === value",
+                     [name, value], timeout=timeout, message=f"the class panel's {name} never became {value!r}")
+
+
+def wait_connection(page, tools, state: str, timeout: float = 20) -> None:
+    tools.wait_until(page, "(s) => { const n = document.querySelector('[data-class-connection]');"
+                           " return !n.hidden && n.dataset.classConnection === s; }", state, timeout=timeout,
+                     message=f"the page never said {state!r}")
+
+
+def class_state(url: str, code: str, token: str) -> dict:
+    request = urllib.request.Request(f"{url}/api/classes/{code}", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_an_outage_is_said_on_every_screen_and_loses_no_answer(open_on, app_server, tools):
+    teacher = open_on(f"/lesson?step={ANSWER_STEP}&lang=en", locale="en-US", explorer=False)
+    tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
+    teacher.click("[data-class-start]")
+    tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('[data-class-code]').textContent)")
+    code = teacher.text_content("[data-class-code]")
+    token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
+    students = [open_on(f"/lesson?class={code}", width=390, height=844, locale=locale, explorer=False)
+                for locale in ("fr-FR", "ja-JP")]
+    for page in students:
+        wait_panel(page, tools, "step", str(ANSWER_STEP))
+    wait_panel(teacher, tools, "joined", "2")
+
+    app_server.stop()
+    for page, lang in zip([teacher, *students], ["en", "fr", "ja"]):
+        wait_connection(page, tools, "reconnecting")
+        assert page.text_content("[data-class-connection]") == texts(lang)["class_reconnecting"]
+        assert page.get_attribute("[data-class-connection]", "role") == "status"
+
+    # The teacher's next step waits for the server: the projector stays, and says the move failed.
+    teacher.click("#next-step")
+    tools.wait_until(teacher, "() => !document.querySelector('#class-status').hidden",
+                     message="the failed move was not said")
+    failed = texts("en")["class_move_failed"].replace("{n}", str(ANSWER_STEP + 1))
+    assert failed in teacher.text_content("#class-status")
+    assert teacher.evaluate("() => document.querySelector('#results').dataset.step") == str(ANSWER_STEP)
+    # A student answers during the outage: kept, and not yet marked as received.
+    students[0].check("[data-question] input[value='different']")
+    students[0].click("[data-commit]")
+    wait_panel(students[0], tools, "sent", "pending")
+    students[0].wait_for_timeout(2500)  # a few attempts while the app is down
+    assert panel(students[0], "sent") == "pending"
+
+    app_server.start()  # the same port, the same folder: the class is still there
+    for page in (teacher, *students):
+        wait_connection(page, tools, "back", timeout=40)
+    wait_panel(students[0], tools, "sent", "received", timeout=30)
+    assert panel(students[0], "mine") == "different"
+    fr = texts("fr")["class_mine"].split("{")[0].strip()
+    assert fr in students[0].text_content("#class-mine")
+    state = class_state(app_server.url, code, token)
+    assert state["answered"] == 1 and state["counts"] == {"same": 0, "different": 1}, state
+    wait_panel(teacher, tools, "answered", "1")
+    # Another student, after the outage: two answers, each counted once.
+    students[1].check("[data-question] input[value='same']")
+    students[1].click("[data-commit]")
+    wait_panel(students[1], tools, "sent", "received")
+    state = class_state(app_server.url, code, token)
+    assert state["answered"] == 2 and state["counts"] == {"same": 1, "different": 1}, state
+
+    # Back: the teacher's move goes through, and every phone follows.
+    teacher.click("#next-step")
+    wait_panel(teacher, tools, "step", str(ANSWER_STEP + 1))
+    for page in students:
+        wait_panel(page, tools, "step", str(ANSWER_STEP + 1))
+    assert not teacher.is_visible("#class-status")
