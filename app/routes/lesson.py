@@ -8,15 +8,17 @@ from fastapi.responses import HTMLResponse
 from app.deps import Plotly, Registry
 from app.i18n import LANGS, lang_notices, negotiate, shown_back, texts
 from app.lesson_schemas import HeadSplitQuery, LessonSteps
+from app.lesson_steps import STEPS
 from app.schemas import ERROR_RESPONSES, HeadSplit
-from app.services.lesson import heads, lesson_texts, qr_svg, steps
+from app.services.lesson import lesson_texts, qr_svg
 from app.services.modules import module_graph
 from app.services.options import options
 from app.services.verdicts import JUDGED_STEPS, verdict
 from app.verdict_schemas import Verdict, VerdictRequest
+from model.experiments import head_split
 
 router = APIRouter()
-StepNumber = Annotated[int, Query(ge=1, le=len(steps()), description="1-based step number.")]
+StepNumber = Annotated[int, Query(ge=1, le=len(STEPS), description="1-based step number.")]
 StepId = Annotated[Literal[JUDGED_STEPS], Path(description="The step's id, as in GET /api/lesson.")]
 
 
@@ -30,7 +32,7 @@ def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str 
     # A bad step or language in a hand-typed link opens the page anyway, and says what it did instead.
     notices = lang_notices(lang, t)
     if step and number is None:
-        notices.append(lt["notice_no_step"].format(asked=shown_back(step), total=len(steps())))
+        notices.append(lt["notice_no_step"].format(asked=shown_back(step), total=len(STEPS)))
     return request.app.state.templates.TemplateResponse(request, "lesson.html", {
         "lang": chosen,
         "t": t,
@@ -39,7 +41,7 @@ def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str 
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
         "modules": module_graph(static_dir, "js/lesson/main.js"),
-        "steps": LessonSteps(steps=steps()).model_dump()["steps"],  # as /api/lesson answers
+        "steps": LessonSteps(steps=STEPS).model_dump()["steps"],  # as /api/lesson answers
         "step": number or 1,
         "options": options(registry),
     }, headers={"Vary": "Accept-Language"})
@@ -47,7 +49,7 @@ def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str 
 
 def step_number(step: str | None) -> int | None:
     """The 1-based step a ?step= names, or None when it names none of the lesson's steps."""
-    if step and step.isdigit() and 1 <= int(step) <= len(steps()):
+    if step and step.isdigit() and 1 <= int(step) <= len(STEPS):
         return int(step)
     return None
 
@@ -65,7 +67,7 @@ def lesson_qr(request: Request, step: StepNumber, lang: Annotated[str, Query(pat
 def get_lesson():
     """The guided lesson's steps: setup, answer choices and the lesson's printed figures. Texts are in
     /static/i18n/lesson/{lang}.json."""
-    return {"steps": steps()}
+    return {"steps": STEPS}
 
 
 @router.post("/api/lesson/{step_id}/verdict", response_model=Verdict, tags=["api"], responses=ERROR_RESPONSES)
@@ -80,4 +82,4 @@ def post_verdict(step_id: StepId, req: VerdictRequest, registry: Registry):
 def get_head_split(query: Annotated[HeadSplitQuery, Query()]):
     """The head split of an n_embd-wide vector into n_head heads on a line of `length` characters, and
     the attention layer's parameters for each head count dividing n_embd (the lesson's experiment 2)."""
-    return heads(query.n_embd, query.n_head, query.length)
+    return head_split(n_embd=query.n_embd, n_head=query.n_head, T=query.length)

@@ -1,4 +1,4 @@
-"""The guided lesson: its steps, their texts, the head split it quotes, and QR codes of step links."""
+"""The guided lesson's texts, and QR codes of step links."""
 
 import io
 import json
@@ -7,23 +7,10 @@ from pathlib import Path
 
 import segno
 
-from app.lesson_steps import STEPS
-from model.experiments import head_split
-
-
-def steps() -> list[dict]:
-    return STEPS
-
 
 @lru_cache(maxsize=8)
 def lesson_texts(static_dir: Path, lang: str) -> dict:
     return json.loads((static_dir / "i18n" / "lesson" / f"{lang}.json").read_text(encoding="utf-8"))
-
-
-def heads(n_embd: int, n_head: int, length: int) -> dict:
-    """The lesson's experiment 2 for any width: shapes of the head split, and the attention
-    layer's parameters for every head count that divides the width."""
-    return head_split(n_embd=n_embd, n_head=n_head, T=length)
 
 
 @lru_cache(maxsize=256)
