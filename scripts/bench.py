@@ -2,9 +2,11 @@
 and print a Markdown table for the README. Loopback only; every run is bounded in time.
 
     python scripts/bench.py [--workers 2] [--duration 10] [--port PORT]
+    python scripts/bench.py --only typing [--keystrokes 20]   # the keystroke-to-heatmap figure alone
 
 Also: the time to the first heatmap and the weight of each page in chromium (cold cache, median of
-5), and how many fresh comparisons the server batched together under load.
+5), the time from a keystroke to the changed line's heatmaps redrawn, and how many fresh comparisons
+the server batched together under load.
 Needs wrk (apt-get install wrk) and chromium (as for the browser tests).
 """
 
@@ -211,6 +213,98 @@ def browser_figures(base: str) -> dict:
     return figures
 
 
+# Runs in the page before its scripts: notes when a line gets a keystroke (the capture phase on the window,
+# before the page's own listener) and when every heatmap of line B carries the character typed.
+TYPING_PROBE = """
+window.__typing = {start: null, done: null, want: null, selector: null};
+const shows = () => {
+  const t = window.__typing;
+  const plots = [...document.querySelectorAll(t.selector)];
+  return plots.length > 0 && plots.every((plot) => [...plot.querySelectorAll('.xtick text')]
+    .some((tick) => tick.textContent.includes(t.want)));
+};
+addEventListener('input', (event) => {
+  const t = window.__typing;
+  if (t.want && event.target.id === 'line-b' && t.start === null) t.start = performance.now();
+}, true);
+new MutationObserver(() => {
+  const t = window.__typing;
+  if (t.start !== null && t.done === null && shows()) t.done = performance.now();
+}).observe(document, {childList: true, subtree: true, characterData: true, attributes: true});
+"""
+# The heatmaps of line B on each page: the explorer's column B (one per head), the lesson's chart of line B.
+LINE_B_PLOTS = {"explorer": '#heatmaps .heatmap[data-line="b"]',
+                "lesson": '.lesson-chart[data-name^="heatmap-B"] .lesson-plot'}
+# A new character for each keystroke, none of them in the base line, so every answer is a fresh comparison.
+TYPED = "月光明春风花雨夜江水云天秋星石草木竹松溪"
+
+
+def wait_for(page, expression: str, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}: not within {timeout:.0f} s")
+        page.wait_for_timeout(20)
+
+
+def keystroke_to_heatmap(browser, url: str, page_name: str, storage: dict | None = None,
+                         keystrokes: int = 20) -> dict:
+    """Median ms from a keystroke adding one character to line B until every heatmap of line B shows it
+    (chromium, zh, 1280x800). Between keystrokes line B goes back to its base and the page settles."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
+    if storage:
+        value = json.dumps(json.dumps(storage))
+        context.add_init_script(f"try {{ localStorage.setItem({json.dumps(LESSON_STORE)}, {value}); }} catch {{}}")
+    context.add_init_script(TYPING_PROBE)
+    page = context.new_page()
+    selector = LINE_B_PLOTS[page_name]
+    page.goto(url)
+    page.evaluate("(s) => { window.__typing.selector = s; }", selector)
+    shows_base = f"""() => {{ const plots = [...document.querySelectorAll({json.dumps(selector)})];
+        return plots.length > 0 && plots.every((p) => p.querySelectorAll('.xtick text').length === %d); }}"""
+    line = page.locator("#line-b")
+    wait_for(page, "() => document.querySelector('#line-b') && document.querySelector('#line-b').value", "line B")
+    base = line.input_value()
+    times = []
+    for ch in (TYPED * (1 + keystrokes // len(TYPED)))[:keystrokes]:
+        line.fill(base)
+        wait_for(page, shows_base % len(base), f"{page_name}: line B's heatmaps back to {base}")
+        page.wait_for_timeout(500)  # the page settles: nothing out, nothing drawing
+        page.evaluate("(ch) => Object.assign(window.__typing, {start: null, done: null, want: ch})", ch)
+        line.press("End")
+        page.keyboard.insert_text(ch)
+        wait_for(page, "() => window.__typing.done !== null", f"{page_name}: {ch} in every heatmap of line B")
+        times.append(page.evaluate("window.__typing.done - window.__typing.start"))
+        page.evaluate("() => { window.__typing.want = null; }")
+    context.close()
+    return {"median": statistics.median(times), "runs": sorted(times)}
+
+
+def typing_figures(base: str, keystrokes: int = 20) -> dict:
+    """Keystroke to redrawn heatmaps on the explorer and on the lesson's step 1 once answered."""
+    from playwright.sync_api import sync_playwright
+
+    figures = {}
+    with sync_playwright() as p:
+        browser = launch_chromium(p)
+        figures["explorer"] = {"path": "/?lang=zh", **keystroke_to_heatmap(
+            browser, base + "/?lang=zh", "explorer", keystrokes=keystrokes)}
+        step = lesson_heatmap_step(base)
+        if step is not None:
+            number, step_id = step
+            path = f"/lesson?step={number}&lang=zh"
+            figures["lesson"] = {"path": path, **keystroke_to_heatmap(
+                browser, base + path, "lesson", {step_id: {"revealed": True}}, keystrokes)}
+        browser.close()
+    return figures
+
+
+def print_typing(figures: dict) -> None:
+    for name, f in figures.items():
+        print(f"{name} ({f['path']}): keystroke to every heatmap of line B redrawn, median {f['median']:.0f} ms "
+              f"of {len(f['runs'])} (runs {', '.join(f'{t:.0f}' for t in f['runs'])})")
+
+
 BATCH_LOG = re.compile(r"compare batches by number of requests: (\{.*\})")
 
 
@@ -299,13 +393,25 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=0, help="default: a free port")
     parser.add_argument("--connections", type=int, nargs="+", default=[1, 16, 100])
     parser.add_argument("--requests", type=int, default=10_000, help="requests between the two memory readings")
+    parser.add_argument("--keystrokes", type=int, default=20, help="keystrokes per page for the typing figure")
+    parser.add_argument("--only", choices=["typing"], help="typing: only the keystroke-to-heatmap figure")
     args = parser.parse_args()
     args.port = args.port or free_port()
     base = f"http://127.0.0.1:{args.port}"
     log = tempfile.TemporaryFile("w+")
     server = serve(args.port, args.workers, log)
+    if args.only == "typing":
+        try:
+            typed = typing_figures(base, args.keystrokes)
+        finally:
+            stop(server)
+        print(f"\nworkers: {args.workers}, chromium, zh, 1280x800, {os.cpu_count()} cores")
+        print_typing(typed)
+        print(f"load average at the end (other work on the machine): {os.getloadavg()[0]:.1f}")
+        return 0
     try:
         figures = browser_figures(base)  # first, on an idle server, as a student's first visit
+        typed = typing_figures(base, args.keystrokes)  # the server still idle: one student typing
         wrk(base + "/api/compare", 16, 3, lua=FRESH_LUA)  # warm-up: the lesson's untrained models get built
         rows = []
         for c in args.connections:
@@ -349,6 +455,7 @@ def main() -> int:
         print(f"{name} ({f['path']}): {f['weight'] / 1024:.0f} KB over the wire; first heatmap "
               f"{f['heatmap']:.0f} ms after navigation (median of {len(f['runs'])}, cold cache; runs "
               f"{', '.join(f'{t:.0f}' for t in f['runs'])}), DOMContentLoaded {f['dcl']:.0f} ms")
+    print_typing(typed)
     if "lesson" not in figures:
         print("lesson: /api/lesson did not answer, so no lesson figures (they run once it does)")
     for c, sizes in batches.items():
