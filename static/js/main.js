@@ -14,7 +14,12 @@ import { createShippedPanels } from "./shipped.js";
 import { readState, sameState, toSearch } from "./state.js";
 import "./typeset.js"; // every figure in the page's text stays on one line
 
-const DEBOUNCE_MS = 300;
+/**
+ * A keystroke after a pause is sent at once. One that comes while the page is still busy with the last (its
+ * request out, or a send waiting) waits until no key has come for BURST_MS: a burst of keys, a held key or a
+ * paste sends its last line instead of a request per key that the next key would abort.
+ */
+const BURST_MS = 50;
 /** Past this many characters the answer carries one layer's attention only, and a layer change refetches. */
 const LONG_LINE = 128;
 
@@ -231,8 +236,14 @@ function requestBody() {
 }
 
 function scheduleCompare() {
+  const idle = debounceTimer === null && !compareRequest.busy;
   clearTimeout(debounceTimer);
-  debounceTimer = setTimeout(compare, DEBOUNCE_MS);
+  debounceTimer = null;
+  if (idle) {
+    compare().catch(showError);
+    return;
+  }
+  debounceTimer = setTimeout(() => { compare().catch(showError); }, BURST_MS);
   updateBusy();
 }
 
@@ -266,11 +277,13 @@ async function compare() {
   if (out.stale) return; // a newer request took over
   response = out.value;
   responseKey = key;
-  ablation?.refresh().catch(console.error); // line A with heads off, for the same model
   ui.download.disabled = false;
   clearErrors();
   setStatus("ready");
   await render();
+  // Line A with heads off, for the same model: asked once the maps are drawn, so its answer and its
+  // charts do not hold up the maps of this keystroke.
+  ablation?.refresh().catch(console.error);
 }
 
 // ---- drawing ----------------------------------------------------------------------------------

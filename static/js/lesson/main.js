@@ -18,7 +18,9 @@ import "../typeset.js"; // every figure in the page's text stays on one line
 import { lesson } from "./controller.js";
 import { allAnswers, answerOf, saveAnswer } from "./store.js";
 
-const DEBOUNCE_MS = 300;
+/** A keystroke after a pause asks at once; one while the last is still out waits for the keys to stop this long
+ * (a burst, a held key or a paste asks for its last setup), as in the explorer (static/js/main.js). */
+const BURST_MS = 50;
 const { steps: STEPS, options: OPTIONS, texts: firstTexts, lesson_texts: firstLessonTexts } =
   JSON.parse($("#lesson-data").textContent);
 const LANGS = ["zh", "ja", "fr", "en"];
@@ -691,12 +693,13 @@ function onSetupChange(event) {
   if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch
   // Until the answer for the new setup arrives, the charts on screen are for the old one: greyed.
   ui.charts.dataset.stale = "";
+  const idle = debounce === null && !request.busy;
   clearTimeout(debounce);
   setBusy(true);
   debounce = setTimeout(() => {
     debounce = null;
     reveal().catch(showError);
-  }, event.type === "input" ? DEBOUNCE_MS : 0);
+  }, event.type === "input" && !idle ? BURST_MS : 0);
 }
 
 /** Keys a control uses itself: text, a menu, radio buttons (arrows pick). A checkbox uses none of these. */

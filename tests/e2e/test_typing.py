@@ -1,0 +1,104 @@
+"""Typing is live (issue 21): a keystroke is sent without waiting for a pause, and fast typing still ends on
+the answer for the lines in the boxes, in the explorer and in the lesson. No timing is asserted here: the
+figures are scripts/bench.py's (README, Benchmark)."""
+
+import json
+import random
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+CHARS = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地上霜"
+EXPLORER_MAPS = "#heatmaps .heatmap"
+LESSON_B = '.lesson-chart[data-name="heatmap-B-1"] .lesson-plot'
+
+# A map's categories (one per character, "3 月") and its weights, as drawn.
+DRAWN = """(selector) => [...document.querySelectorAll(selector)].map((gd) => ({x: gd.data[0].x, z: gd.data[0].z}))"""
+
+
+def post_json(url: str, body: dict) -> dict:
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=20) as response:
+        return json.load(response)
+
+
+def type_fast(page, selector: str, keys: int, seed: int) -> str:
+    """Characters and deletions in bursts with short pauses, none as long as the old 300 ms debounce; the line."""
+    line = page.locator(selector)
+    line.click()
+    line.press("End")
+    rng = random.Random(seed)
+    for i in range(keys):
+        if i % 3 or len(line.input_value()) < 2:
+            page.keyboard.insert_text(rng.choice(CHARS))
+        else:
+            page.keyboard.press("Backspace")
+        page.wait_for_timeout(rng.choice([0, 0, 10, 30, 80, 150]))
+    return line.input_value()
+
+
+def assert_drawn_pattern(drawn: dict, pattern: list, text: str) -> None:
+    """The map shows these characters and these weights (the masked upper triangle is not drawn)."""
+    assert [x.split(" ", 1)[1] for x in drawn["x"]] == list(text), drawn["x"]
+    n = len(text)
+    assert all(abs(drawn["z"][q][k] - pattern[q][k]) < 1e-6 for q in range(n) for k in range(q + 1))
+
+
+# ---- the explorer -------------------------------------------------------------------------------
+
+
+def test_fast_typing_ends_on_the_answer_for_the_lines_in_the_boxes(page, tools, server_url):
+    """Keys in bursts: the page asks while the student types (not only after a pause), and the maps it
+    leaves on screen are the server's answer for the final lines."""
+    sent = []
+    page.on("request", lambda r: r.url.endswith("/api/compare") and sent.append(json.loads(r.post_data)))
+    final = type_fast(page, "#line-b", 40, seed=1)
+    tools.wait_until(page, f"() => document.querySelector('#heatmaps .heatmap[data-line=\"b\"]').data[0].x.length"
+                           f" === {len(final)}", message="the page never drew the last line")
+    tools.wait_idle(page)
+    assert len(sent) >= 5, f"the page asked {len(sent)} times while the student typed"
+    body = next(b for b in reversed(sent) if b["line_b"] == final)
+    fresh = post_json(server_url + "/api/compare", body)
+    drawn = page.evaluate(DRAWN, EXPLORER_MAPS + '[data-line="b"]')
+    assert len(drawn) == len(fresh["lines"][1]["attention"][0])
+    for head, map_ in enumerate(drawn):
+        assert_drawn_pattern(map_, fresh["lines"][1]["attention"][0][head], final)
+    assert page.input_value("#line-b") == final
+
+
+# ---- the lesson ---------------------------------------------------------------------------------
+
+
+def open_step_one(open_page, tools):
+    """Step 1 in English with an answer committed, its charts drawn: (page, render count)."""
+    page = open_page("/lesson?step=1&lang=en", locale="en-US")
+    count = tools.render_count(page)
+    page.check("[data-question] input[value='same']")
+    page.click("[data-commit]")
+    return page, tools.wait_rendered(page, count)
+
+
+def test_fast_typing_in_the_lesson_ends_on_the_answer_for_the_lines_in_the_boxes(open_page, tools, server_url):
+    """The map of line B and the verdict's figure left on screen are the server's for the final setup."""
+    page, count = open_step_one(open_page, tools)
+    sent = []
+    page.on("request", lambda r: r.url.endswith("/api/compare") and sent.append(json.loads(r.post_data)))
+    final = type_fast(page, "#line-b", 30, seed=2)
+    tools.wait_until(page, f"() => {{ const gd = document.querySelector({json.dumps(LESSON_B)});"
+                           f" return gd && gd.data && gd.data[0].x.length === {len(final)}; }}",
+                     message="the lesson never drew the last line")
+    tools.wait_until(page, "() => document.querySelector('#results').getAttribute('aria-busy') === 'false'"
+                           " && !('stale' in document.querySelector('#charts').dataset)",
+                     message="the lesson stayed busy, or its charts stayed greyed")
+    assert len(sent) >= 5, f"the lesson asked {len(sent)} times while the student typed"
+    body = next(b for b in reversed(sent) if b["line_b"] == final)
+    fresh = post_json(server_url + "/api/compare", body)
+    assert_drawn_pattern(page.evaluate(DRAWN, LESSON_B)[0], fresh["lines"][1]["attention"][0][0], final)
+    # The verdict's body as the lesson sends it (static/js/api.js postVerdict), for the same setup.
+    asked = {"a": body["line_a"], "b": final, "position": body["position"], "weights": body["weights"],
+             "causal": body.get("causal", True)}
+    asked.update({key: body[key] for key in ("n_layer", "n_head") if key in body})
+    verdict = post_json(server_url + "/api/lesson/order/verdict", asked)
+    assert float(page.get_attribute("[data-verdict]", "data-value")) == pytest.approx(verdict["figures"]["gap"])
