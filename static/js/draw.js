@@ -65,8 +65,29 @@ function config(name) {
 
 const drawn = new Set(); // the small-multiple nodes, drawn again when the screen crosses the phone width
 
-/** Draw (or update in place) one figure; `name` becomes the saved file's name. */
+/**
+ * Draw (or update in place) one figure; `name` becomes the saved file's name. Resolves to whether it drew.
+ * A figure equal to the one the node shows, at the same size and in the same language, is not drawn again:
+ * a keystroke in line B leaves line A's maps as they are, where Plotly would redraw each one.
+ */
 export function draw(node, figure, name) {
+  const small = node.matches(MULTIPLE) && matchMedia(PHONE).matches;
+  // Taken before drawing: Plotly writes into the figure it is given (ranges, uids).
+  const shown = JSON.stringify([small, name, document.documentElement.lang, figure]);
+  if (node.shownFigure === shown && node.classList.contains("js-plotly-plot")) return Promise.resolve(false);
+  node.shownFigure = shown;
+  const forget = (error) => {
+    node.shownFigure = null; // half drawn: the next draw must not take it for done
+    throw error;
+  };
+  try {
+    return drawAny(node, figure, name).then(() => true, forget);
+  } catch (error) {
+    return forget(error);
+  }
+}
+
+function drawAny(node, figure, name) {
   if (node.matches(MULTIPLE)) {
     node.smallMultiple = { figure, name };
     drawn.add(node);
@@ -171,8 +192,14 @@ matchMedia(PHONE).addEventListener("change", () => {
   }
 });
 
+/** The node's box changed size: its next draw draws, even a figure equal to the one it shows. */
+export function unfit(node) {
+  node.shownFigure = null;
+}
+
 export function purge(node) {
   drawn.delete(node);
+  node.shownFigure = null;
   node.modebarWatched = false; // Plotly.purge drops the node's event listeners
   if (node.classList.contains("js-plotly-plot")) Plotly().purge(node);
 }

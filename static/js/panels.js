@@ -1,7 +1,7 @@
 // Draw one response into the page's panels. Each render* function owns one panel.
 
 import { $, $$, clear, el, show } from "./dom.js";
-import { draw, purge } from "./draw.js";
+import { draw, purge, unfit } from "./draw.js";
 import { fillRich, grouped, num, scientific, sentences, tr } from "./i18n.js";
 import { differenceMap, largestAbs, reorderingOf, topCells } from "./align.js";
 import { getShipped } from "./api.js";
@@ -13,6 +13,22 @@ import { ropePairFigure } from "./plots-positions.js";
 
 function nextTask() {
   return new Promise((resolve) => { setTimeout(resolve, 0); });
+}
+
+/** Drawing goes on in one task for about this long before it lets the browser paint and take keys. */
+const SLICE_MS = 50;
+
+/**
+ * () => a promise: the next task once SLICE_MS have gone by since the last, at once before that. Each yield
+ * costs a frame of painting the whole page: small maps are drawn together, long lines' maps one by one.
+ */
+function slicer() {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < SLICE_MS) return;
+    await nextTask();
+    since = performance.now();
+  };
 }
 
 function purgeAll(root) {
@@ -73,9 +89,28 @@ function heatmapCell(line, head) {
   ]);
 }
 
-/** Rebuild the grid's rows only when the head count or the A−B column changes; otherwise react in place. */
+/**
+ * Rebuild the grid's rows only when the head count changes; otherwise react in place. The A−B column comes and
+ * goes alone (a line one character longer or shorter), so the maps of A and B stay drawn. Returns true when
+ * A and B kept their maps but not their width: the column count changed, and they must be drawn to fit.
+ */
 function ensureGrid(grid, nHead, withDiff) {
-  if (grid.dataset.heads === String(nHead) && grid.dataset.diff === String(withDiff)) return;
+  if (grid.dataset.heads === String(nHead)) {
+    if (grid.dataset.diff === String(withDiff)) return false;
+    for (const row of $$(".heatmap-row", grid)) {
+      const plots = $(".heatmap-row__plots", row);
+      plots.classList.toggle("has-diff", withDiff);
+      if (withDiff) {
+        plots.append(heatmapCell("diff", Number(row.dataset.head)));
+      } else {
+        const cell = $(".heatmap-cell--diff", plots);
+        purgeAll(cell);
+        cell.remove();
+      }
+    }
+    grid.dataset.diff = String(withDiff);
+    return true;
+  }
   purgeAll(grid);
   clear(grid);
   for (let h = 0; h < nHead; h += 1) {
@@ -98,6 +133,7 @@ function ensureGrid(grid, nHead, withDiff) {
   }
   grid.dataset.heads = String(nHead);
   grid.dataset.diff = String(withDiff);
+  return false;
 }
 
 const fmtSci = (v) => scientific(v, 2); // 3.1 × 10⁻⁸, never 3.1e-8
@@ -199,7 +235,8 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
   const key = view.posinfo ? "attention" : "attention_without_position";
   if (!lineA[key]) return false; // long lines: this view's maps come with the next answer
   const withDiff = lineA.tokens.length === lineB.tokens.length;
-  ensureGrid(grid, nHead, withDiff);
+  const refit = ensureGrid(grid, nHead, withDiff);
+  const resized = []; // maps left as they were while their column changed width: drawn again at the end
   grid.dataset.layer = String(layer);
   grid.dataset.posinfo = String(view.posinfo);
   show($("#attn-diff-note"), !withDiff);
@@ -222,8 +259,9 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
   const range = diff ? Math.max(...diff.largest.map((x) => x.value), 1e-9) : 1;
   const strongest = diff ? diff.largest.reduce((best, x, h) => (x.value > diff.largest[best].value ? h : best), 0) : -1;
 
-  // Row by row, yielding between rows: the first heads appear at once, typing stays responsive,
+  // Row by row, yielding between slices of rows: the first heads appear at once, typing stays responsive,
   // and a newer render can stop this one (isStale) instead of queueing behind it.
+  const pause = slicer();
   for (let h = 0; h < nHead; h += 1) {
     if (isStale()) return false;
     const row = $(`.heatmap-row[data-head="${h}"]`, grid);
@@ -252,10 +290,23 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
       // The text alternative: what the head does on the poems (trained weights), then its largest cells.
       $(".heatmap-cell__alt", figure).textContent = sentences([role, describeCells(z, labels, kind, head, name)]);
       const spec = { tokens, tokensB: lineB.tokens, z, kind, range, aligned: Boolean(diff?.aligned) };
-      return draw(plot, heatmapFigure(spec), `attention-layer${layer}-head${h + 1}-${which}`);
+      const file = `attention-layer${layer}-head${h + 1}-${which}`;
+      const map = heatmapFigure(spec);
+      return draw(plot, map, file).then((drew) => {
+        if (!refit || drew) return;
+        unfit(plot); // drawn by the next render if a newer one stops this one first
+        resized.push([plot, map, file]);
+      });
     });
     await Promise.all(jobs);
-    await nextTask();
+    await pause();
+  }
+  // After every map that changed, and a paint: the line typed in shows first, the other line's maps only resize.
+  if (resized.length) await nextTask();
+  for (const [plot, figure, name] of resized) {
+    if (isStale()) return false;
+    await draw(plot, figure, name);
+    await pause();
   }
   return true;
 }

@@ -1,6 +1,6 @@
-"""Typing is live (issue 21): a keystroke is sent without waiting for a pause, and fast typing still ends on
-the answer for the lines in the boxes, in the explorer and in the lesson. No timing is asserted here: the
-figures are scripts/bench.py's (README, Benchmark)."""
+"""Typing is live (issue 21): a keystroke is sent without waiting for a pause, only the maps that changed are
+drawn again, and fast typing still ends on the answer for the lines in the boxes, in the explorer and in
+the lesson. No timing is asserted here: the figures are scripts/bench.py's (README, Benchmark)."""
 
 import json
 import random
@@ -12,8 +12,20 @@ pytestmark = pytest.mark.e2e
 
 CHARS = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地上霜"
 EXPLORER_MAPS = "#heatmaps .heatmap"
+LESSON_A = '.lesson-chart[data-name="heatmap-A-1"] .lesson-plot'
 LESSON_B = '.lesson-chart[data-name="heatmap-B-1"] .lesson-plot'
 
+# Counts each map's draws from now on: Plotly ends every drawing of a plot (react, relayout, resize) with
+# plotly_afterplot. A map that is not in the count afterwards is a new node.
+COUNT_DRAWS = """(selector) => {
+  window.__draws = new Map();
+  for (const plot of document.querySelectorAll(selector)) {
+    window.__draws.set(plot, 0);
+    plot.on('plotly_afterplot', () => window.__draws.set(plot, window.__draws.get(plot) + 1));
+  }
+}"""
+DRAWS = """(selector) => [...document.querySelectorAll(selector)].map((plot) => ({
+  line: plot.dataset.line, draws: window.__draws.has(plot) ? window.__draws.get(plot) : 'new node' }))"""
 # A map's categories (one per character, "3 月") and its weights, as drawn.
 DRAWN = """(selector) => [...document.querySelectorAll(selector)].map((gd) => ({x: gd.data[0].x, z: gd.data[0].z}))"""
 
@@ -49,6 +61,31 @@ def assert_drawn_pattern(drawn: dict, pattern: list, text: str) -> None:
 # ---- the explorer -------------------------------------------------------------------------------
 
 
+def test_a_keystroke_in_line_b_leaves_line_as_maps_as_they_are(page, tools):
+    """Line B changes and keeps its length: B's and A − B's maps are drawn again, A's are not touched."""
+    base = page.input_value("#line-b")
+    new = base[:-1] + ("月" if base[-1] != "月" else "光")
+    page.evaluate(COUNT_DRAWS, EXPLORER_MAPS)
+    tools.redraw_after(page, lambda: page.fill("#line-b", new))
+    draws = page.evaluate(DRAWS, EXPLORER_MAPS)
+    assert [d["draws"] for d in draws if d["line"] == "a"] == [0] * page.locator(".heatmap-row").count(), draws
+    assert all(isinstance(d["draws"], int) and d["draws"] > 0 for d in draws if d["line"] != "a"), draws
+    drawn = page.evaluate(DRAWN, EXPLORER_MAPS + '[data-line="b"]')
+    assert all(d["x"][-1].endswith(new[-1]) for d in drawn), drawn
+
+
+def test_line_as_maps_fit_their_column_when_the_a_b_column_goes(page, tools):
+    """One character more in B: the A − B column goes, A's maps keep their figure but get a wider column."""
+    page.evaluate(COUNT_DRAWS, EXPLORER_MAPS)
+    tools.redraw_after(page, lambda: page.fill("#line-b", page.input_value("#line-b") + "月"))
+    assert page.locator('#heatmaps .heatmap[data-line="diff"]').count() == 0
+    fit = page.evaluate("""() => [...document.querySelectorAll('#heatmaps .heatmap[data-line="a"]')]
+        .map((gd) => [gd._fullLayout.width, gd.getBoundingClientRect().width])""")
+    assert all(abs(drawn - box) <= 1 for drawn, box in fit), fit
+    draws = page.evaluate(DRAWS, EXPLORER_MAPS)
+    assert all(d["draws"] != "new node" for d in draws), "the maps of A and B were kept, not built anew"
+
+
 def test_fast_typing_ends_on_the_answer_for_the_lines_in_the_boxes(page, tools, server_url):
     """Keys in bursts: the page asks while the student types (not only after a pause), and the maps it
     leaves on screen are the server's answer for the final lines."""
@@ -78,6 +115,20 @@ def open_step_one(open_page, tools):
     page.check("[data-question] input[value='same']")
     page.click("[data-commit]")
     return page, tools.wait_rendered(page, count)
+
+
+def test_the_lessons_charts_are_drawn_again_in_place(open_page, tools):
+    """A new line B at step 1: line A's map stays the same node and is not drawn again; B's shows the line."""
+    page, count = open_step_one(open_page, tools)
+    page.evaluate(COUNT_DRAWS, LESSON_A)
+    base = page.input_value("#line-b")
+    new = base[:-1] + ("月" if base[-1] != "月" else "光")
+    page.fill("#line-b", new)
+    tools.wait_rendered(page, count)
+    assert page.evaluate(DRAWS, LESSON_A) == [{"line": None, "draws": 0}]
+    drawn = page.evaluate(DRAWN, LESSON_B)
+    assert [x.split(" ", 1)[1] for x in drawn[0]["x"]] == list(new)
+    assert page.get_attribute("#charts", "data-stale") is None
 
 
 def test_fast_typing_in_the_lesson_ends_on_the_answer_for_the_lines_in_the_boxes(open_page, tools, server_url):

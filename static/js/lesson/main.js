@@ -281,6 +281,7 @@ function clearAnswer() {
   for (const node of $$(".js-plotly-plot", ui.charts)) purge(node);
   clear(ui.charts);
   delete ui.charts.dataset.stale;
+  chartsDrawing += 1; // an update still drawing stops
   ui.verdict.textContent = "";
   for (const key of ["outcome", "value", "prediction"]) delete ui.verdict.dataset[key];
   ui.notice.textContent = "";
@@ -487,25 +488,62 @@ function chartFigure(chart, i) {
   return { node, body };
 }
 
+/** What a chart's nodes are made of: a chart of the same shape as the one in its place is drawn there again. */
+const chartShape = (chart) => `${chart.name}:${chart.missing ? "missing" : chart.table ? "table" : chart.heatmap ? "square" : "plot"}`;
+
+/** The same chart with the new answer's words and table, in the nodes on screen; its plot is drawn after. */
+function refreshChart(node, chart) {
+  $(".lesson-chart__caption", node).textContent = chart.caption;
+  $(`#${node.getAttribute("aria-describedby")}`, node).textContent = chart.alt;
+  if (chart.table) $(".lesson-chart__caption", node).nextElementSibling.replaceWith(chart.table);
+  return { node, body: chart.table ?? $(".lesson-plot", node) };
+}
+
+let chartsDrawing = 0; // the newest update of the charts: an older one stops drawing into the same nodes
+
+/** The charts show the setup in the boxes: no edit came after the one this answer was asked for. */
+function chartsCurrent(a) {
+  return !a.ctx?.setup || JSON.stringify(a.ctx.setup) === JSON.stringify(setupOf(a.step));
+}
+
 const chartsPanel = {
   async update(a) {
-    for (const node of $$(".js-plotly-plot", ui.charts)) purge(node);
-    clear(ui.charts);
-    delete ui.charts.dataset.stale;
+    const mine = ++chartsDrawing;
     const charts = a.step.kind === "summary" ? [summaryChart()] : a.step.kind === "selftest"
       ? [selftestChart(a.step)] : a.kind.charts(a.data, a.ctx);
     chartIndex = Math.min(chartIndex, Math.max(0, charts.length - 1));
-    const built = charts.map((chart, i) => ({ chart, ...chartFigure(chart, i) }));
-    ui.charts.append(...built.map((b) => b.node));
+    // A new setup of the same step: each chart of the same kind as the one in its place is drawn again there, so
+    // a figure that did not change (line A's map when line B changed) is left as it is (draw.js).
+    const old = $$(".lesson-chart", ui.charts);
+    const built = charts.map((chart, i) => {
+      const shape = `${a.step.id} ${chartShape(chart)}`;
+      if (old[i]?.dataset.shape === shape) return { chart, ...refreshChart(old[i], chart) };
+      const fresh = { chart, ...chartFigure(chart, i) };
+      fresh.node.dataset.shape = shape;
+      if (old[i]) {
+        for (const node of $$(".js-plotly-plot", old[i])) purge(node);
+        old[i].replaceWith(fresh.node);
+      } else {
+        ui.charts.append(fresh.node);
+      }
+      return fresh;
+    });
+    for (const node of old.slice(charts.length)) {
+      for (const plot of $$(".js-plotly-plot", node)) purge(plot);
+      node.remove();
+    }
     applyChartVisibility();
     // The chart on screen first, so the first picture comes as soon as possible.
     const order = [...built].sort((x, y) => (x.node.hidden ? 1 : 0) - (y.node.hidden ? 1 : 0));
     for (const b of order) {
+      if (mine !== chartsDrawing) return; // a newer answer is drawing
       if (b.chart.figure) {
         const figure = state.present ? forProjector(b.chart.figure) : b.chart.figure;
         await draw(b.body, figure, `lesson-${a.step.id}-${b.chart.name}`);
       }
     }
+    // Greyed from an edit until every chart shows its answer (and still greyed if a newer edit came since).
+    if (mine === chartsDrawing && chartsCurrent(a)) delete ui.charts.dataset.stale;
   },
 };
 
