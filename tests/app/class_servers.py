@@ -138,3 +138,19 @@ def sse_data(lines) -> dict:
         if line.startswith("data: "):
             return json.loads(line[len("data: "):])
     raise AssertionError("the event stream ended")
+
+
+def open_stores_at_once(folder, files: int, barrier, results) -> None:
+    """Worker start-ups, as far as class mode goes: open each new classes.db when every other opener does.
+    Here, not in the test module: a spawned process imports its target by module name, and pytest's
+    importlib mode gives test modules names no other process can import."""
+    from app.stores import Lifetimes
+    from app.stores.sqlite import SqliteStore
+
+    for file in range(files):
+        barrier.wait()
+        try:
+            SqliteStore(Path(folder) / str(file) / "classes.db", Lifetimes(3600, 3600), poll_seconds=0.1)
+            results.put("ok")
+        except Exception as error:  # noqa: BLE001 -- the failure is the finding, reported by the test
+            results.put(repr(error))

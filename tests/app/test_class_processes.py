@@ -8,10 +8,7 @@ import multiprocessing
 
 import httpx
 import pytest
-from class_servers import redis_server, served
-
-from app.stores import Lifetimes
-from app.stores.sqlite import SqliteStore
+from class_servers import open_stores_at_once, redis_server, served
 
 pytestmark = pytest.mark.slow  # real servers: the app in subprocesses, and Redis
 
@@ -55,24 +52,13 @@ async def streams(base: str, code: str, params_list: list[dict]):
             await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def open_stores_at_once(folder, barrier, results) -> None:
-    """Worker start-ups, as far as class mode goes: open each new classes.db when every other opener does."""
-    for file in range(FILES):
-        barrier.wait()
-        try:
-            SqliteStore(folder / str(file) / "classes.db", Lifetimes(3600, 3600), poll_seconds=0.1)
-            results.put("ok")
-        except Exception as error:  # noqa: BLE001 -- the failure is the finding, reported by the test
-            results.put(repr(error))
-
-
 def test_workers_that_open_a_new_sqlite_file_at_once_all_start(tmp_path):
     """`serve --workers 2` on a fresh data folder (every new Docker container) opens classes.db twice at
     once; a worker whose set-up failed would end its start-up, and the supervisor the whole server."""
     spawn = multiprocessing.get_context("spawn")  # as uvicorn starts its workers
     barrier, results = spawn.Barrier(OPENERS), spawn.Queue()
     # daemon: an opener that crashed would leave the others waiting at the barrier, and pytest's exit with them
-    openers = [spawn.Process(target=open_stores_at_once, args=(tmp_path, barrier, results), daemon=True)
+    openers = [spawn.Process(target=open_stores_at_once, args=(tmp_path, FILES, barrier, results), daemon=True)
                for _ in range(OPENERS)]
     for opener in openers:
         opener.start()
