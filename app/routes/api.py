@@ -4,11 +4,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from app.ablation_schemas import AblateRequest, AblateResponse
 from app.deps import Cache, Registry
-from app.head_schemas import HeadResults
 from app.responses import JSONBytes, NumpyJSONResponse, encoded_json
-from app.schemas import (
+from app.schemas.ablation import AblateRequest, AblateResponse
+from app.schemas.compare import (
     ERROR_RESPONSES,
     CompareRequest,
     CompareResponse,
@@ -21,13 +20,14 @@ from app.schemas import (
     RopeQuery,
     TrainingResults,
 )
+from app.schemas.heads import HeadResults
+from app.schemas.verdicts import CompareVerdict
 from app.services.ablation import ablate
 from app.services.options import options
 from app.services.positions import position_similarity, relative_scores
 from app.services.results import shipped_results
 from app.services.rope import rope_table
 from app.services.verdicts import compare_verdict
-from app.verdict_schemas import CompareVerdict
 
 router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
 

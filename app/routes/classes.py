@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
-from app.class_schemas import Answer, Answered, ClassCode, ClassView, Done, Joined, NewClass, StepMove, StudentId
-from app.schemas import ERROR_RESPONSES, ErrorMessage
+from app.schemas.classes import Answer, Answered, ClassCode, ClassView, Done, Joined, NewClass, StepMove, StudentId
+from app.schemas.compare import ERROR_RESPONSES, ErrorMessage
 from app.services.class_events import Broadcaster, event_stream
 from app.services.classes import ClassError, Classes
 from app.services.join_links import join_links

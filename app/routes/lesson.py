@@ -7,14 +7,14 @@ from fastapi.responses import HTMLResponse
 
 from app.deps import Plotly, Registry
 from app.i18n import LANGS, lang_notices, negotiate, shown_back, texts
-from app.lesson_schemas import HeadSplitQuery, LessonSteps
 from app.lesson_steps import STEPS
-from app.schemas import ERROR_RESPONSES, HeadSplit
+from app.schemas.compare import ERROR_RESPONSES, HeadSplit
+from app.schemas.lesson import HeadSplitQuery, LessonSteps
+from app.schemas.verdicts import Verdict, VerdictRequest
 from app.services.lesson import lesson_texts, qr_svg
 from app.services.modules import module_graph
 from app.services.options import options
 from app.services.verdicts import JUDGED_STEPS, verdict
-from app.verdict_schemas import Verdict, VerdictRequest
 from model.experiments import head_split
 
 router = APIRouter()

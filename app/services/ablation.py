@@ -8,9 +8,9 @@ serves every request at once. Both runs are two rows of one batch, filled as /ap
 import numpy as np
 import torch
 
-from app.ablation_schemas import AblateRequest, head_message
 from app.errors import InputError
 from app.registry import ModelRegistry
+from app.schemas.ablation import AblateRequest, head_message
 from app.services.compare import TOP_K, check_length, fill_rows
 from app.services.model_choice import choose_model
 from model import GPT, CharTokenizer

@@ -15,7 +15,7 @@ import torch
 
 from app.errors import InputError
 from app.registry import ModelRegistry
-from app.schemas import CompareRequest
+from app.schemas.compare import CompareRequest
 from app.services.model_choice import choose_model
 from app.services.rope import rope_table
 from model import GPT, CharTokenizer

@@ -1,7 +1,7 @@
 """GET /api/options: what the page may offer, read from the loaded models."""
 
 from app.registry import ModelRegistry
-from app.schemas import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, CompareRequest
+from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, CompareRequest
 from app.services.model_choice import LESSON_SHAPE
 from model.gpt import POSITION_MODES, GPTConfig
 

@@ -5,7 +5,7 @@ from functools import lru_cache
 import torch
 
 from app.registry import ModelRegistry
-from app.schemas import RelativeRequest
+from app.schemas.compare import RelativeRequest
 from app.services.model_choice import choose_model
 from model.gpt import GPTConfig
 from model.probes import cosine_similarity_matrix, pair_scores, period, rope_similarity, similarity_by_lag

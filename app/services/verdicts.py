@@ -22,7 +22,7 @@ import torch
 
 from app.lesson_steps import STEPS
 from app.registry import ModelRegistry
-from app.schemas import CompareRequest
+from app.schemas.compare import CompareRequest
 from app.services.compare import WITH, WITHOUT, check_length, run_many
 from app.services.model_choice import choose_model
 from app.services.options import max_chars

@@ -13,7 +13,7 @@ import { latest } from "./latest.js";
 import { visible } from "./plots.js";
 import { lossFigure } from "./plots-ablation.js";
 
-/** The server's limit: the training length (app/ablation_schemas.py MAX_ABLATE_CHARS). */
+/** The server's limit: the training length (app/schemas/ablation.py MAX_ABLATE_CHARS). */
 export const MAX_CHARS = 128;
 
 const headName = ({ layer, head }) => tr("ablation_head_short", { layer, head });

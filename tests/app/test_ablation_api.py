@@ -8,8 +8,8 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
-from app.ablation_schemas import AblateRequest
 from app.main import create_app
+from app.schemas.ablation import AblateRequest
 from app.services.ablation import OffHeadError, heads_off_mask
 from app.settings import Settings
 from model import GPT, GPTConfig

@@ -13,7 +13,7 @@ from app.batcher import Batcher
 from app.encoding import encode
 from app.errors import InputError
 from app.main import create_app
-from app.schemas import CompareRequest
+from app.schemas.compare import CompareRequest
 from app.services import compare as compare_service
 from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, batch_key, compare, compare_many, run_many
 from app.settings import Settings

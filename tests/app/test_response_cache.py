@@ -6,7 +6,7 @@ import pytest
 
 from app.batcher import Batcher
 from app.response_cache import ResponseCache
-from app.schemas import CompareRequest
+from app.schemas.compare import CompareRequest
 
 
 def answer(cache, req, value):

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from app.schemas import HEAD_CHOICES, MAX_SEED, N_LAYER_MAX, ModelInfo, check_n_head
+from app.schemas.compare import HEAD_CHOICES, MAX_SEED, N_LAYER_MAX, ModelInfo, check_n_head
 from app.services.model_choice import LESSON_SHAPE
 from model.gpt import PositionMode
 

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from app.schemas import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Line, check_n_head
+from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Line, check_n_head
 from model.gpt import PositionMode
 
 
