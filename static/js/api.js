@@ -77,13 +77,16 @@ export function postCompare(body, signal) {
   return postJson("/api/compare", body, signal);
 }
 
-/** /api/compare's answer with the server's verdict on it (POST /api/compare/verdict) as `verdict`: whether each
- * gap is rounding. Both are asked at once, so a sentence never describes other numbers than the charts. */
+/**
+ * /api/compare's answer and the server's verdict on it (POST /api/compare/verdict: whether each gap is rounding),
+ * both asked at once: {answer, verdict}, as soon as the answer is in, with `verdict` still a promise. The maps
+ * need only the answer; the sentences that read the verdict wait for it (main.js), so that a sentence never
+ * describes other numbers than the charts.
+ */
 export async function postCompareJudged(body, signal) {
-  const [answer, verdict] = await Promise.all([
-    postJson("/api/compare", body, signal), postJson("/api/compare/verdict", body, signal),
-  ]);
-  return { ...answer, verdict };
+  const verdict = postJson("/api/compare/verdict", body, signal);
+  verdict.catch(() => {}); // its reader shows a failure; nobody reads the verdict of an answer already replaced
+  return { answer: await postJson("/api/compare", body, signal), verdict };
 }
 
 /** The typed line with every head on and with the heads in body.off turned off (POST /api/ablate). */

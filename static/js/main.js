@@ -59,6 +59,7 @@ let relative = null; // the relative-distance panel, created at start
 let shipped = null; // the panels of shipped results, created at start
 let ablation = null; // the turn-a-head-off panel, created at start
 let shownError = null; // the error on screen, kept so a language switch can word it again
+let judging = null; // the answer on screen while the server's verdict on it is still out
 
 // ---- state <-> URL ----------------------------------------------------------------------------
 
@@ -161,9 +162,9 @@ function setStatus(kind) {
   updateBusy();
 }
 
-/** #results is busy while a request is out or a render is drawing; tests wait on it too. */
+/** #results is busy while a request or the answer's verdict is out, or a render is drawing; tests wait on it too. */
 function updateBusy() {
-  const busy = ui.status.dataset.state === "loading" || rendering || debounceTimer !== null;
+  const busy = ui.status.dataset.state === "loading" || rendering || debounceTimer !== null || judging !== null;
   ui.results.setAttribute("aria-busy", String(busy));
 }
 
@@ -275,15 +276,38 @@ async function compare() {
     return;
   }
   if (out.stale) return; // a newer request took over
-  response = out.value;
+  const { answer, verdict } = out.value;
+  response = answer;
   responseKey = key;
+  judging = answer;
   ui.download.disabled = false;
   clearErrors();
   setStatus("ready");
-  await render();
+  // The maps at once; the sentences that read the verdict, and the panels after the maps, once it has come.
+  await Promise.all([render(), judge(answer, verdict)]);
   // Line A with heads off, for the same model: asked once the maps are drawn, so its answer and its
   // charts do not hold up the maps of this keystroke.
   ablation?.refresh().catch(console.error);
+}
+
+/**
+ * The server's verdict on an answer (api.js postCompareJudged): once it has come, the sentences that read it and
+ * the panels after the maps are drawn. A verdict whose answer is no longer on screen is dropped.
+ */
+async function judge(answer, verdict) {
+  let value;
+  try {
+    value = await verdict;
+  } catch (error) {
+    if (response !== answer) return;
+    judging = null;
+    showError(error);
+    return;
+  }
+  if (response !== answer) return;
+  answer.verdict = value;
+  judging = null;
+  await render();
 }
 
 // ---- drawing ----------------------------------------------------------------------------------
@@ -326,6 +350,10 @@ async function renderNow(generation) {
   if (all) for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(response, ctx);
   const view = { layer: state.layer, posinfo: state.posinfo, align: state.align };
   let done = await renderHeatmaps(response, view, isStale);
+  if (done && all && !response.verdict) {
+    wantAll = true; // the panels after the maps read the verdict too: judge() draws them when it comes
+    return;
+  }
   if (done && all) {
     await Promise.all(ANSWER_PANELS.filter((p) => !p.first).map((p) => p.update(response, ctx)));
     done = !isStale();

@@ -91,12 +91,13 @@ function heatmapCell(line, head) {
 
 /**
  * Rebuild the grid's rows only when the head count changes; otherwise react in place. The A−B column comes and
- * goes alone (a line one character longer or shorter), so the maps of A and B stay drawn. Returns true when
- * A and B kept their maps but not their width: the column count changed, and they must be drawn to fit.
+ * goes alone (a line one character longer or shorter), so the maps of A and B stay drawn; they no longer fit
+ * their columns' width, and each says so (data-unfit) until it is drawn again (a render may stop half-way).
  */
 function ensureGrid(grid, nHead, withDiff) {
   if (grid.dataset.heads === String(nHead)) {
-    if (grid.dataset.diff === String(withDiff)) return false;
+    if (grid.dataset.diff === String(withDiff)) return;
+    for (const plot of $$(".heatmap", grid)) plot.dataset.unfit = "";
     for (const row of $$(".heatmap-row", grid)) {
       const plots = $(".heatmap-row__plots", row);
       plots.classList.toggle("has-diff", withDiff);
@@ -109,7 +110,7 @@ function ensureGrid(grid, nHead, withDiff) {
       }
     }
     grid.dataset.diff = String(withDiff);
-    return true;
+    return;
   }
   purgeAll(grid);
   clear(grid);
@@ -133,7 +134,6 @@ function ensureGrid(grid, nHead, withDiff) {
   }
   grid.dataset.heads = String(nHead);
   grid.dataset.diff = String(withDiff);
-  return false;
 }
 
 const fmtSci = (v) => scientific(v, 2); // 3.1 × 10⁻⁸, never 3.1e-8
@@ -191,6 +191,10 @@ function explainDifference(response, view, diff) {
   }
   if (diff.aligned && blind && view.layer === 1 && T > 2) verdict = sentences([verdict, tr("attn_earlier_rows")]);
   const node = $("#attn-verdict");
+  // Until the server's verdict on these lines has come, the sentence there is the last lines': hidden, with its
+  // place kept, so the maps under it do not move (main.js draws the sentence when the verdict comes).
+  node.style.visibility = response.verdict ? "" : "hidden";
+  if (!response.verdict) return;
   fillRich(node, verdict);
   show(node, Boolean(verdict));
 }
@@ -235,7 +239,7 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
   const key = view.posinfo ? "attention" : "attention_without_position";
   if (!lineA[key]) return false; // long lines: this view's maps come with the next answer
   const withDiff = lineA.tokens.length === lineB.tokens.length;
-  const refit = ensureGrid(grid, nHead, withDiff);
+  ensureGrid(grid, nHead, withDiff);
   const resized = []; // maps left as they were while their column changed width: drawn again at the end
   grid.dataset.layer = String(layer);
   grid.dataset.posinfo = String(view.posinfo);
@@ -293,9 +297,8 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
       const file = `attention-layer${layer}-head${h + 1}-${which}`;
       const map = heatmapFigure(spec);
       return draw(plot, map, file).then((drew) => {
-        if (!refit || drew) return;
-        unfit(plot); // drawn by the next render if a newer one stops this one first
-        resized.push([plot, map, file]);
+        if (drew) delete plot.dataset.unfit;
+        else if ("unfit" in plot.dataset) resized.push([plot, map, file]);
       });
     });
     await Promise.all(jobs);
@@ -304,8 +307,10 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
   // After every map that changed, and a paint: the line typed in shows first, the other line's maps only resize.
   if (resized.length) await nextTask();
   for (const [plot, figure, name] of resized) {
-    if (isStale()) return false;
+    if (isStale()) return false; // the newer render finds them still marked, and draws them
+    unfit(plot);
     await draw(plot, figure, name);
+    delete plot.dataset.unfit;
     await pause();
   }
   return true;

@@ -105,6 +105,28 @@ def test_fast_typing_ends_on_the_answer_for_the_lines_in_the_boxes(page, tools, 
     assert page.input_value("#line-b") == final
 
 
+def test_the_maps_do_not_wait_for_the_verdict_and_its_sentence_does(page, tools):
+    """The verdict (POST /api/compare/verdict) held back: line B's maps show the new line, while the sentence
+    that reads the verdict is hidden (the one there is the last lines'); it shows once the verdict comes."""
+    held = []
+    page.route("**/api/compare/verdict", lambda route: held.append(route))
+    base = page.input_value("#line-b")
+    assert page.is_visible("#attn-verdict") and page.inner_text("#attn-verdict")
+    new = base[1] + base[0] + base[2:]  # still the same characters as line A in another order: a sentence
+    page.fill("#line-b", new)
+    tools.wait_until(page, f"""() => [...document.querySelectorAll('#heatmaps .heatmap[data-line="b"]')]
+        .every((gd) => gd.data && gd.data[0].x[0].endsWith({json.dumps(new[0])}))""",
+                     message="line B's maps waited for the verdict")
+    assert held, "the verdict was asked at the same time"
+    assert not page.is_visible("#attn-verdict"), "a sentence about the lines before stayed beside the new maps"
+    assert page.get_attribute("#results", "aria-busy") == "true"
+    page.unroute("**/api/compare/verdict")
+    for route in held:
+        route.continue_()
+    tools.wait_idle(page)
+    assert page.is_visible("#attn-verdict") and page.inner_text("#attn-verdict")
+
+
 # ---- the lesson ---------------------------------------------------------------------------------
 
 
