@@ -84,9 +84,10 @@ export function postCompare(body, signal) {
  * describes other numbers than the charts.
  */
 export async function postCompareJudged(body, signal) {
+  const answer = postJson("/api/compare", body, signal); // first: the maps wait for this one
   const verdict = postJson("/api/compare/verdict", body, signal);
   verdict.catch(() => {}); // its reader shows a failure; nobody reads the verdict of an answer already replaced
-  return { answer: await postJson("/api/compare", body, signal), verdict };
+  return { answer: await answer, verdict };
 }
 
 /** The typed line with every head on and with the heads in body.off turned off (POST /api/ablate). */

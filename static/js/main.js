@@ -399,11 +399,11 @@ function onLineInput(event) {
   if (event.isComposing) return;
   state.a = ui.lineA.value;
   state.b = ui.lineB.value;
+  scheduleCompare(); // first: the request leaves before the hints and the address are written
   updateHints();
   // The first keystroke of an edit makes a history entry; the rest of the edit updates it.
   writeUrl(typing ? "replace" : "push");
   typing = true;
-  scheduleCompare();
 }
 
 function onChange(update, { fetch = true } = {}) {
