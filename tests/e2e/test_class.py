@@ -4,24 +4,21 @@ teacher's counts and spread match what they sent; a student who reloads lands on
 
 import json
 import re
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
-from class_servers import served
+from class_pages import class_app
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 def server_url():
-    """This module's own app (open_page opens its pages here): it starts more classes from 127.0.0.1 than
-    HP_CLASSES_PER_HOUR's default 10 allows one address, and keeps them in a folder of its own."""
-    with tempfile.TemporaryDirectory(prefix="hp-class-e2e-") as folder, \
-            served({"HP_DATA_DIR": folder, "HP_CLASSES_PER_HOUR": "1000"}) as server:
-        yield server.url
+    """This module's own app (class_pages.class_app): open_page opens its pages here."""
+    with class_app() as url:
+        yield url
 
 LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
 STUDENTS = [  # (locale, viewport): one phone at 390x844

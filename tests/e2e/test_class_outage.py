@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from class_pages import wait_connection, wait_panel
 from class_servers import Served
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -50,15 +51,8 @@ def panel(page, name: str) -> str:
     return page.evaluate("(name) => document.querySelector('#class-panel').dataset[name] ?? ''", name)
 
 
-def wait_panel(page, tools, name: str, value: str, timeout: float = 20) -> None:
-    tools.wait_until(page, "([name, value]) => document.querySelector('#class-panel').dataset[name] === value",
-                     [name, value], timeout=timeout, message=f"the class panel's {name} never became {value!r}")
 
 
-def wait_connection(page, tools, state: str, timeout: float = 20) -> None:
-    tools.wait_until(page, "(s) => { const n = document.querySelector('[data-class-connection]');"
-                           " return !n.hidden && n.dataset.classConnection === s; }", state, timeout=timeout,
-                     message=f"the page never said {state!r}")
 
 
 def class_state(url: str, code: str, token: str) -> dict:

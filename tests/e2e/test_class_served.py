@@ -7,6 +7,7 @@ import tempfile
 import urllib.request
 
 import pytest
+from class_pages import wait_connection, wait_panel
 from class_servers import RedisServer, Served
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -27,15 +28,8 @@ def close(opener) -> None:
     assert not found, "the page reported problems:\n" + "\n".join(found)
 
 
-def wait_panel(page, tools, name: str, value: str, timeout: float = 20) -> None:
-    tools.wait_until(page, "([name, value]) => document.querySelector('#class-panel').dataset[name] === value",
-                     [name, value], timeout=timeout, message=f"the class panel's {name} never became {value!r}")
 
 
-def wait_connection(page, tools, state: str, timeout: float = 20) -> None:
-    tools.wait_until(page, "(s) => { const n = document.querySelector('[data-class-connection]');"
-                           " return !n.hidden && n.dataset.classConnection === s; }", state, timeout=timeout,
-                     message=f"the page never said {state!r}")
 
 
 def start_class(opener, tools, step: int = 1):
