@@ -1,12 +1,19 @@
-"""What routes receive by injection: the models and settings the lifespan loaded. Each is async, so
-FastAPI calls it on the event loop: a plain def would cost a trip to its thread pool per request."""
+"""Everything routes take from app.state, the models, settings and services the lifespan made, comes from
+here: by injection (the Annotated aliases), or by a plain call where a route needs it inside its body. Each
+dependency is async, so FastAPI calls it on the event loop: a plain def would cost a trip to its thread pool
+per request."""
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from fastapi.templating import Jinja2Templates
 
+from app.batcher import Batcher
 from app.registry import ModelRegistry
 from app.response_cache import ResponseCache
+from app.services.class_events import Broadcaster
+from app.services.classes import Classes
 from app.settings import Settings
 from app.vendor import VendoredScript
 
@@ -27,7 +34,46 @@ async def get_plotly(request: Request) -> VendoredScript:
     return request.app.state.plotly
 
 
+async def get_classes(request: Request) -> Classes:
+    return request.app.state.classes
+
+
+async def get_broadcaster(request: Request) -> Broadcaster:
+    return request.app.state.class_events
+
+
+def templates(request: Request) -> Jinja2Templates:
+    return request.app.state.templates
+
+
+def static_dir(request: Request) -> Path:
+    return request.app.state.static_dir
+
+
+def compare_path(request: Request) -> tuple[ResponseCache, Batcher]:
+    """/api/compare's cache and batcher by a plain call, not by Depends: each dependency is one more call on
+    the event loop per request, a measurable share of a cached answer's time (README, Benchmark)."""
+    return request.app.state.cache, request.app.state.batcher
+
+
+def join_guard(request: Request):
+    """Unknown codes per address (app.services.classes.join_guard)."""
+    return request.app.state.join_guard
+
+
+def join_limit(request: Request):
+    """New students per address (app.services.classes.join_limit)."""
+    return request.app.state.join_limit
+
+
+def loaded(request: Request, name: str) -> Any | None:
+    """What the lifespan has made so far under this name, or None while it is still starting (/readyz)."""
+    return getattr(request.app.state, name, None)
+
+
 Registry = Annotated[ModelRegistry, Depends(get_registry)]
 AppSettings = Annotated[Settings, Depends(get_settings)]
 Plotly = Annotated[VendoredScript, Depends(get_plotly)]
 Cache = Annotated[ResponseCache, Depends(get_cache)]
+ClassesDep = Annotated[Classes, Depends(get_classes)]
+Events = Annotated[Broadcaster, Depends(get_broadcaster)]

@@ -15,6 +15,8 @@ https://cdn.redoc.ly/redoc/logo-mini.svg, with no option to turn it off, so that
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from app.deps import templates
+
 SWAGGER_UI_VERSION = "5.35.0"  # npm swagger-ui-dist
 REDOC_VERSION = "2.5.4"  # npm redoc; 2.x is the line FastAPI's own /redoc loads
 
@@ -32,7 +34,7 @@ def redoc(request: Request):
 
 
 def _page(request: Request, template: str):
-    return request.app.state.templates.TemplateResponse(request, template, {
+    return templates(request).TemplateResponse(request, template, {
         "title": request.app.title,
         "openapi_url": request.app.openapi_url,
         "swagger_ui": SWAGGER_UI_VERSION,

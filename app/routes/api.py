@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from app.deps import Cache, Registry
+from app.deps import Cache, Registry, compare_path
 from app.responses import JSONBytes, NumpyJSONResponse, encoded_json
 from app.schemas.ablation import AblateRequest, AblateResponse
 from app.schemas.compare import (
@@ -36,10 +36,8 @@ router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
 async def post_compare(req: CompareRequest, request: Request):
     """Run the model on two lines: per-head attention, the output difference with and without
     position information, the lesson's table by depth, and the RoPE angles."""
-    # The cache and the batcher straight from app.state, not by Depends: each dependency is one more call
-    # on the event loop per request, a measurable share of a cached answer's time (README, Benchmark).
-    state = request.app.state
-    answer = await state.cache.answer_batched("compare", req, state.batcher)
+    cache, batcher = compare_path(request)
+    answer = await cache.answer_batched("compare", req, batcher)
     return await encoded_json(answer, request.headers)
 
 

@@ -7,22 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
+from app.deps import AppSettings, ClassesDep, Events, join_guard, join_limit
 from app.schemas.classes import Answer, Answered, ClassCode, ClassView, Done, Joined, NewClass, StepMove, StudentId
 from app.schemas.compare import ERROR_RESPONSES, ErrorMessage
-from app.services.class_events import Broadcaster, event_stream
-from app.services.classes import ClassError, Classes
+from app.services.class_events import event_stream
+from app.services.classes import ClassError
 from app.services.join_links import join_links
 from app.services.lesson import qr_svg
+from app.settings import Settings
 
 router = APIRouter(prefix="/api/classes", tags=["classes"])
-
-
-async def get_classes(request: Request) -> Classes:
-    return request.app.state.classes
-
-
-async def get_broadcaster(request: Request) -> Broadcaster:
-    return request.app.state.class_events
 
 
 async def bearer_token(authorization: Annotated[str | None, Header(
@@ -36,7 +30,7 @@ async def bearer_token(authorization: Annotated[str | None, Header(
 
 async def guarded(request: Request, code: ClassCode) -> str:
     """The code of a join attempt: refused (429) while this address has guessed too many unknown codes."""
-    request.app.state.join_guard.check(address(request))
+    join_guard(request).check(address(request))
     return code
 
 
@@ -52,13 +46,13 @@ async def _known(request: Request, lookup: Awaitable):
         return await lookup
     except ClassError as error:
         if error.status == 404:
-            request.app.state.join_guard.add(address(request))
+            join_guard(request).add(address(request))
         raise
 
 
-def _creator(request: Request, key: str | None) -> str | None:
+def _creator(request: Request, settings: Settings, key: str | None) -> str | None:
     """The address a new class counts against, or None for a holder of HP_TEACHER_KEY (not counted)."""
-    expected = request.app.state.settings.teacher_key
+    expected = settings.teacher_key
     if expected is None:
         return address(request)
     if key is None:
@@ -69,10 +63,8 @@ def _creator(request: Request, key: str | None) -> str | None:
     return None
 
 
-ClassesDep = Annotated[Classes, Depends(get_classes)]
 Token = Annotated[str | None, Depends(bearer_token)]
 GuardedCode = Annotated[str, Depends(guarded)]
-Events = Annotated[Broadcaster, Depends(get_broadcaster)]
 
 
 def _responses(**described: str) -> dict:
@@ -94,10 +86,11 @@ TEACHER = "teacher_only (no token) or teacher_token_wrong."
     s429="too_many_classes_from_address: HP_CLASSES_PER_HOUR classes from this address in the last hour "
          "(Retry-After; ctx: limit, minutes, retry_after).",
     s503="too_many_classes_open (ctx: max_classes), no_free_code, or " + STORE_DOWN))
-async def create_class(request: Request, classes: ClassesDep, x_teacher_key: Annotated[str | None, Header(
-        description="HP_TEACHER_KEY, when the server sets one; otherwise not needed.")] = None):
+async def create_class(request: Request, classes: ClassesDep, settings: AppSettings,
+                       x_teacher_key: Annotated[str | None, Header(
+                           description="HP_TEACHER_KEY, when the server sets one; otherwise not needed.")] = None):
     """Open a class at step 1. Keep teacher_token secret: it alone moves, reveals, locks and ends the class."""
-    code, token = await classes.create(_creator(request, x_teacher_key))
+    code, token = await classes.create(_creator(request, settings, x_teacher_key))
     join_url, urls, loopback = await join_links(request, code)
     return {"code": code, "teacher_token": token, "join_url": join_url, "join_urls": urls, "loopback": loopback}
 
@@ -128,7 +121,7 @@ async def join(request: Request, response: Response, code: GuardedCode, classes:
     if student is not None:
         response.status_code = 200
         return {"student": student, "student_token": token, "answers": await classes.answers_of(code, student)}
-    limit = request.app.state.join_limit
+    limit = join_limit(request)
     limit.check(address(request))
     student, token = await _known(request, classes.join(code))
     limit.add(address(request))
@@ -199,14 +192,14 @@ async def answer(request: Request, code: GuardedCode, body: Answer, classes: Cla
                    '{"step", "revealed", "joined", "answered", "locked"}, or {"ended": true}. While the class '
                    "store does not answer: `event: outage`; when it does again: `event: back` and the state. A "
                    "comment at least every 15 s keeps the line open through proxies."}})
-async def events(request: Request, code: GuardedCode, classes: ClassesDep, broadcaster: Events,
+async def events(request: Request, code: GuardedCode, classes: ClassesDep, broadcaster: Events, settings: AppSettings,
                  student: Annotated[StudentId | None, Query(
                      description="Any student's id: the student's view (steps and reveals only). It joins "
                                  "nobody: joining is POST /join. Without it, the teacher's view.")] = None):
     """The class's steps and reveals as they happen. A student who reconnects gets the current step first."""
     state = await _known(request, classes.state(code))
     stream = event_stream(broadcaster, code, state, teacher_view=student is None,
-                          keepalive=request.app.state.settings.class_keepalive_seconds)
+                          keepalive=settings.class_keepalive_seconds)
     # no-transform: no proxy may buffer or compress the stream; X-Accel-Buffering: nginx's own switch.
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"})

@@ -4,6 +4,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
+from app.deps import loaded
 from app.services.classes import ClassError
 
 router = APIRouter(tags=["health"])
@@ -20,7 +21,7 @@ async def healthz():
 
 
 async def _class_store(request: Request) -> str:
-    classes = getattr(request.app.state, "classes", None)
+    classes = loaded(request, "classes")
     if classes is None:
         return "loading"
     try:
@@ -41,11 +42,11 @@ async def readyz(request: Request, part: Annotated[list[str] | None, Query(
     wanted = [p for p in PARTS if part is None or p in part]
     parts = {}
     if "models" in wanted:
-        parts["models"] = "ready" if getattr(request.app.state, "registry", None) is not None else "loading"
+        parts["models"] = "ready" if loaded(request, "registry") is not None else "loading"
     if "class_store" in wanted:
         parts["class_store"] = await _class_store(request)
     ready = all(state == "ready" for state in parts.values())
     body = {"status": "ready" if ready else "not ready", "parts": parts}
     if "models" in wanted and parts["models"] == "ready":
-        body["trained"] = sorted(request.app.state.registry.trained)
+        body["trained"] = sorted(loaded(request, "registry").trained)
     return JSONResponse(body, status_code=200 if ready else 503)

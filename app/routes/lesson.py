@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
-from app.deps import Plotly, Registry
+from app.deps import Plotly, Registry, static_dir, templates
 from app.i18n import LANGS, lang_notices, negotiate, shown_back, texts
 from app.lesson_steps import STEPS
 from app.schemas.compare import ERROR_RESPONSES, HeadSplit
@@ -26,21 +26,21 @@ StepId = Annotated[Literal[JUDGED_STEPS], Path(description="The step's id, as in
 def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None,
                 step: str | None = None):
     chosen = negotiate(lang, request.headers.get("accept-language"))
-    static_dir = request.app.state.static_dir
-    t, lt = texts(static_dir, chosen), lesson_texts(static_dir, chosen)
+    folder = static_dir(request)
+    t, lt = texts(folder, chosen), lesson_texts(folder, chosen)
     number = step_number(step)
     # A bad step or language in a hand-typed link opens the page anyway, and says what it did instead.
     notices = lang_notices(lang, t)
     if step and number is None:
         notices.append(lt["notice_no_step"].format(asked=shown_back(step), total=len(STEPS)))
-    return request.app.state.templates.TemplateResponse(request, "lesson.html", {
+    return templates(request).TemplateResponse(request, "lesson.html", {
         "lang": chosen,
         "t": t,
         "lt": lt,
         "notices": notices,
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
-        "modules": module_graph(static_dir, "js/lesson/main.js"),
+        "modules": module_graph(folder, "js/lesson/main.js"),
         "steps": LessonSteps(steps=STEPS).model_dump()["steps"],  # as /api/lesson answers
         "step": number or 1,
         "options": options(registry),
@@ -58,7 +58,7 @@ def step_number(step: str | None) -> int | None:
 def lesson_qr(request: Request, step: StepNumber, lang: Annotated[str, Query(pattern="^(zh|ja|fr|en)$")] = "zh"):
     """The step's link as a QR code, for the board. The link uses the address the teacher's browser used."""
     url = str(request.url_for("lesson_page").include_query_params(step=step, lang=lang))
-    title = lesson_texts(request.app.state.static_dir, lang)["qr_title"].format(n=step)
+    title = lesson_texts(static_dir(request), lang)["qr_title"].format(n=step)
     return Response(qr_svg(url, title), media_type="image/svg+xml",
                     headers={"Cache-Control": "public, max-age=3600"})
 

@@ -3,7 +3,7 @@
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
-from app.deps import Plotly, Registry
+from app.deps import Plotly, Registry, static_dir, templates
 from app.i18n import LANGS, lang_notices, negotiate, texts
 from app.services.modules import module_graph
 from app.services.options import options
@@ -14,14 +14,14 @@ router = APIRouter(include_in_schema=False)
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None):
     chosen = negotiate(lang, request.headers.get("accept-language"))
-    t = texts(request.app.state.static_dir, chosen)
-    return request.app.state.templates.TemplateResponse(request, "index.html", {
+    t = texts(static_dir(request), chosen)
+    return templates(request).TemplateResponse(request, "index.html", {
         "lang": chosen,
         "t": t,
         "notices": lang_notices(lang, t),  # a ?lang= the page does not speak: said, not silently replaced
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
-        "modules": module_graph(request.app.state.static_dir, "js/main.js"),
+        "modules": module_graph(static_dir(request), "js/main.js"),
         "trained": sorted(registry.trained),  # so the first paint already picks trained weights where they ship
         "options": options(registry),  # GET /api/options: modes, head counts, depths and defaults for the controls
         # main.js's first requests, which it makes only once Plotly has run: fetched meanwhile.
