@@ -1,5 +1,5 @@
 import asyncio
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -9,7 +9,8 @@ from app.services.classes import ClassError
 
 router = APIRouter(tags=["health"])
 STORE_PING_SECONDS = 2.0  # a class store slower than this to answer a ping is down for a class
-PARTS = ("models", "class_store")
+Part = Literal["models", "class_store"]
+PARTS = get_args(Part)
 
 
 # async: answered on the event loop, with no trip through the thread pool, so a busy model thread
@@ -34,7 +35,7 @@ async def _class_store(request: Request) -> str:
 
 
 @router.get("/readyz")
-async def readyz(request: Request, part: Annotated[list[str] | None, Query(
+async def readyz(request: Request, part: Annotated[list[Part] | None, Query(
         description="Only these parts (models, class_store); e.g. a Kubernetes readiness probe that must not take "
                     "every pod out of the Service because class mode's Redis is down asks for models only.")] = None):
     """Ready: each part answers. 503 names the parts that do not: the models still loading, or the class store
