@@ -269,7 +269,11 @@ def keystroke_to_heatmap(browser, url: str, page_name: str, storage: dict | None
     for ch in (TYPED * (1 + keystrokes // len(TYPED)))[:keystrokes]:
         line.fill(base)
         wait_for(page, shows_base % len(base), f"{page_name}: line B's heatmaps back to {base}")
-        page.wait_for_timeout(500)  # the page settles: nothing out, nothing drawing
+        # The page settles: nothing out, nothing drawing (both pages mark #results busy), then a moment more
+        # for what is not counted there (the explorer's heads-off panel asks once the maps are drawn).
+        wait_for(page, "() => document.querySelector('#results').getAttribute('aria-busy') === 'false'",
+                 f"{page_name}: busy")
+        page.wait_for_timeout(500)
         page.evaluate("(ch) => Object.assign(window.__typing, {start: null, done: null, want: ch})", ch)
         line.press("End")
         page.keyboard.insert_text(ch)
