@@ -81,8 +81,8 @@ def test_default_page_draws_heads_and_panels(page, tools, server_url):
         return {traces: gd.data.length, type: gd.layout.yaxis.type}; }""")
     assert depth == {"traces": 4, "type": "log"}
     assert page.locator("#depth-table tbody tr").count() == 4
-    assert page.locator(".next-list").count() == 2
-    assert page.locator(".next-list").first.locator(".next-item").count() == 5
+    assert page.locator("#next-lists .next-list").count() == 2  # line A and line B
+    assert page.locator("#next-lists .next-list").first.locator(".next-item").count() == 5
     assert page.locator("#residual-with.js-plotly-plot").count() == 1
     assert page.locator("#residual-without.js-plotly-plot").count() == 1
     assert page.is_hidden("#panel-rope")
