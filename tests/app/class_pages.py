@@ -1,10 +1,15 @@
 """What the class-mode browser tests share (tests/e2e/test_class*.py): their own served app, and waits on what
 the class panel says. It lives beside class_servers.py, on pytest's pythonpath."""
 
+import json
 import tempfile
+import urllib.request
 from contextlib import contextmanager
+from pathlib import Path
 
 from class_servers import served
+
+LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
 
 
 @contextmanager
@@ -25,3 +30,38 @@ def wait_connection(page, tools, state: str, timeout: float = 20) -> None:
     tools.wait_until(page, "(s) => { const n = document.querySelector('[data-class-connection]');"
                            " return !n.hidden && n.dataset.classConnection === s; }", state, timeout=timeout,
                      message=f"the page never said {state!r}")
+
+
+def lesson_texts(lang: str) -> dict:
+    return json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def panel(page, name: str) -> str:
+    return page.evaluate("(name) => document.querySelector('#class-panel').dataset[name] ?? ''", name)
+
+
+def wait_step(page, tools, n: int) -> None:
+    tools.wait_until(page, "(n) => document.querySelector('#results').dataset.step === String(n)", n,
+                     message=f"the page never showed step {n}")
+
+
+def visible(page, selector: str) -> bool:
+    return page.evaluate("(s) => { const n = document.querySelector(s); return !!n && !n.closest('[hidden]') "
+                         "&& n.getClientRects().length > 0; }", selector)
+
+
+def start_class(open_page, tools, step: int, width: int = 1280, height: int = 900):
+    """A teacher's page on `step` in English with a class started there: (page, code, join path)."""
+    teacher = open_page(f"/lesson?step={step}&lang=en", width=width, height=height, locale="en-US", explorer=False)
+    tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
+    teacher.click("[data-class-start]")
+    tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('[data-class-code]').textContent)")
+    code = teacher.text_content("[data-class-code]")
+    wait_panel(teacher, tools, "step", str(step))
+    return teacher, code, f"/lesson?class={code}"
+
+
+def class_state(server_url: str, code: str) -> dict:
+    """GET /api/classes/{code}, as any student sees it."""
+    with urllib.request.urlopen(f"{server_url}/api/classes/{code}", timeout=10) as response:
+        return json.loads(response.read())

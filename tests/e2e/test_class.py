@@ -6,10 +6,10 @@ import json
 import re
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
-from class_pages import class_app
+from class_pages import class_app, class_state, panel, start_class, visible, wait_panel, wait_step
+from class_pages import lesson_texts as texts
 
 pytestmark = pytest.mark.e2e
 
@@ -20,36 +20,12 @@ def server_url():
     with class_app() as url:
         yield url
 
-LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
 STUDENTS = [  # (locale, viewport): one phone at 390x844
     ("zh-CN", (1280, 900)), ("ja-JP", (1280, 900)), ("fr-FR", (1280, 900)), ("en-US", (1280, 900)),
     ("zh-CN", (390, 844)),
 ]
 ANSWER_STEP = 4  # 我打你 / 你打我: same or different
 PICKS = ["same", "same", "different", "same", "different"]
-
-
-def texts(lang: str) -> dict:
-    return json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
-
-
-def panel(page, name: str) -> str:
-    return page.evaluate("(name) => document.querySelector('#class-panel').dataset[name] ?? ''", name)
-
-
-def wait_panel(page, tools, name: str, value: str) -> None:
-    tools.wait_until(page, "([name, value]) => document.querySelector('#class-panel').dataset[name] === value",
-                     [name, value], message=f"the class panel's {name} never became {value!r}")
-
-
-def wait_step(page, tools, n: int) -> None:
-    tools.wait_until(page, "(n) => document.querySelector('#results').dataset.step === String(n)", n,
-                     message=f"the page never showed step {n}")
-
-
-def visible(page, selector: str) -> bool:
-    return page.evaluate("(s) => { const n = document.querySelector(s); return !!n && !n.closest('[hidden]') "
-                         "&& n.getClientRects().length > 0; }", selector)
 
 
 def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url, tools):
@@ -151,22 +127,6 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
         assert code in page.text_content("#class-over-text")
         # The end screen, not the teacher's "start a class" nor the step buttons.
         assert not visible(page, "#class-idle") and not visible(page, ".lesson-nav")
-
-
-def start_class(open_page, tools, step: int, width: int = 1280, height: int = 900):
-    """A teacher's page on `step` in English with a class started there: (page, code, join path)."""
-    teacher = open_page(f"/lesson?step={step}&lang=en", width=width, height=height, locale="en-US", explorer=False)
-    tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
-    teacher.click("#class-start")
-    tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('#class-code').textContent)")
-    code = teacher.text_content("#class-code")
-    wait_panel(teacher, tools, "step", str(step))
-    return teacher, code, f"/lesson?class={code}"
-
-
-def class_state(server_url: str, code: str) -> dict:
-    with urllib.request.urlopen(f"{server_url}/api/classes/{code}", timeout=10) as response:
-        return json.loads(response.read())
 
 
 def test_enter_in_the_presenter_view_is_the_reveal_for_the_whole_class(open_page, server_url, tools):

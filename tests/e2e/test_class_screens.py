@@ -5,11 +5,10 @@ teacher can meet worded for what happened, in the page's language."""
 import json
 import re
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
-from class_pages import class_app
+from class_pages import class_app, class_state, start_class, visible, wait_panel, wait_step
+from class_pages import lesson_texts as texts
 
 pytestmark = pytest.mark.e2e
 
@@ -20,38 +19,8 @@ def server_url():
     with class_app() as url:
         yield url
 
-LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
 ANSWER_STEP = 4  # 我打你 / 你打我: same or different
 
-
-def texts(lang: str) -> dict:
-    return json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
-
-
-def visible(page, selector: str) -> bool:
-    return page.evaluate("(s) => { const n = document.querySelector(s); return !!n && !n.closest('[hidden]') "
-                         "&& n.getClientRects().length > 0; }", selector)
-
-
-def wait_panel(page, tools, name: str, value: str) -> None:
-    tools.wait_until(page, "([name, value]) => document.querySelector('#class-panel').dataset[name] === value",
-                     [name, value], message=f"the class panel's {name} never became {value!r}")
-
-
-def wait_step(page, tools, n: int) -> None:
-    tools.wait_until(page, "(n) => document.querySelector('#results').dataset.step === String(n)", n,
-                     message=f"the page never showed step {n}")
-
-
-def start_class(open_page, tools, step: int):
-    """A teacher's page on `step` in English with a class started there: (page, code, join path)."""
-    teacher = open_page(f"/lesson?step={step}&lang=en", locale="en-US", explorer=False)
-    tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
-    teacher.click("[data-class-start]")
-    tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('[data-class-code]').textContent)")
-    code = teacher.text_content("[data-class-code]")
-    wait_panel(teacher, tools, "step", str(step))
-    return teacher, code, f"/lesson?class={code}"
 
 BOX = "(s) => { const n = document.querySelector(s); const r = n.getBoundingClientRect(); " \
       "return {top: r.top, bottom: r.bottom, width: r.width, height: r.height}; }"
@@ -117,11 +86,6 @@ def test_a_phone_shows_the_question_and_the_class_first(open_page, tools):
     held = student.evaluate(BOX, "#class-held")
     assert held["top"] < 844 / 2, f"'class {code}' is not near the top: {held}"
     assert code in student.text_content("#class-held")
-
-
-def class_state(server_url: str, code: str) -> dict:
-    with urllib.request.urlopen(f"{server_url}/api/classes/{code}", timeout=10) as response:
-        return json.loads(response.read())
 
 
 def test_the_teacher_closes_joining_and_a_late_student_is_told(open_page, server_url, tools):
