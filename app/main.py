@@ -1,5 +1,6 @@
 """The app factory. Nothing happens at import time; the lifespan loads the models once."""
 
+import asyncio
 import gc
 import logging
 from contextlib import asynccontextmanager
@@ -29,6 +30,12 @@ from app.stores import CreationLimit, open_store
 from app.vendor import load_plotly
 
 ROOT = Path(__file__).resolve().parent.parent
+SHUTDOWN_SECONDS = 5  # how long the class store may take to close when a worker stops
+
+
+async def _close_classes(events: Broadcaster, store) -> None:
+    await events.close()
+    await store.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -55,8 +62,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.collect()
         gc.freeze()
         yield
-        await app.state.class_events.close()
-        await store.close()
+        try:
+            # A store that does not let go (seen once: a Redis client closing under a watcher) must not keep the
+            # worker from stopping: the connections die with the process anyway.
+            await asyncio.wait_for(_close_classes(app.state.class_events, store), SHUTDOWN_SECONDS)
+        except asyncio.TimeoutError:
+            logging.getLogger("uvicorn.error").warning(
+                "the class store did not close within %s s; stopping without it", SHUTDOWN_SECONDS)
         # uvicorn's own logger, which its default configuration prints; scripts/bench.py reads this line.
         sizes = dict(sorted(app.state.batcher.sizes.items()))
         logging.getLogger("uvicorn.error").info("compare batches by number of requests: %s", sizes)

@@ -78,9 +78,12 @@ class Broadcaster:
             await asyncio.sleep(RETRY_SECONDS)
 
     async def close(self) -> None:
-        for channel in self.channels.values():
-            channel.task.cancel()
+        tasks = [channel.task for channel in self.channels.values()]
+        for task in tasks:
+            task.cancel()
         self.channels.clear()
+        # Each watcher leaves its subscription before the store closes the connections under it.
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _event(state: ClassState | None) -> str:
