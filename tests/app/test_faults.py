@@ -515,15 +515,20 @@ def test_sigterm_lets_requests_in_flight_finish(workers):
     try:
         with Load(server.port, clients=4, seed=100):
             time.sleep(1)
-            # Fresh 60-character comparisons (each runs the model), sent whole, then SIGTERM.
+            # Fresh 60-character comparisons (each runs the model), all but their last byte sent, so none can
+            # be answered before SIGTERM however fast the server is; the last bytes follow the signal.
             bodies = [fresh_lines(rng, 60) for _ in range(20 * workers)]
             flight = [socket.create_connection((HOST, server.port), timeout=30) for _ in bodies]
-            for sock, body in zip(flight, bodies):
-                sock.sendall(request_bytes("POST", "/api/compare", json.dumps(body).encode()))
+            whole = [request_bytes("POST", "/api/compare", json.dumps(body).encode()) for body in bodies]
+            for sock, data in zip(flight, whole):
+                sock.sendall(data[:-1])
             time.sleep(0.3)
             waiting = sum(not select.select([s], [], [], 0)[0] for s in flight)
             server.proc.send_signal(signal.SIGTERM)
             sent = time.monotonic()
+            time.sleep(0.2)  # the signal lands while every request is still arriving
+            for sock, data in zip(flight, whole):
+                sock.sendall(data[-1:])
             answers = [read_response(sock) for sock in flight]
             code = server.proc.wait(timeout=10)
             exited = time.monotonic() - sent
@@ -532,7 +537,7 @@ def test_sigterm_lets_requests_in_flight_finish(workers):
         complete = sum(status == 200 and len(json.loads(data)["lines"]) == 2 for status, data in answers)
         print(f"\n{workers} worker(s): SIGTERM with {waiting} of {len(flight)} requests unanswered; "
               f"{complete} answered in full; exit {code} after {exited:.1f} s")
-        assert waiting > 0, "some requests were still in flight at SIGTERM"
+        assert waiting == len(flight), "every request was still in flight at SIGTERM"
         assert complete == len(flight)
         assert code == 0 and exited < 10
     finally:
