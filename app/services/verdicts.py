@@ -438,7 +438,8 @@ def compare_verdict(req: CompareRequest, registry: ModelRegistry) -> dict:
     shown = runs64(model, ids_a, ids_b, req.causal)
     return {
         "difference": gaps(shown),
-        "by_depth": [{"n_layer": n, **gaps(runs64(m, ids_a, ids_b, req.causal))}
+        # The model on screen is often one of the depths (random weights, 1 to 3 layers): run it once.
+        "by_depth": [{"n_layer": n, **gaps(shown if m is model else runs64(m, ids_a, ids_b, req.causal))}
                      for n, m in zip(LESSON_DEPTHS, depths)],
         "aligned": None if order is None else {key: judge_aligned64(shown, order, flag)
                                                for key, flag in (("with_position", True), ("without_position", False))},
