@@ -9,3 +9,13 @@ TRAINING_RESULTS_PATH = WEIGHTS_DIR / "training.json"
 
 def checkpoint_path(position: str, weights_dir: Path = WEIGHTS_DIR) -> Path:
     return weights_dir / f"{position}.pt"
+
+# Steps after which scripts/train_snapshots.py keeps the weights of the shipped runs; the run's last step
+# (10,000) is the shipped checkpoint itself.
+SNAPSHOT_STEPS = (100, 250, 500, 1000, 2000, 3000)
+SNAPSHOTS_DIR = WEIGHTS_DIR / "snapshots"
+SNAPSHOTS_PATH = WEIGHTS_DIR / "snapshots.json"  # their heads measured as heads.json measures the shipped ones
+
+
+def snapshot_path(position: str, step: int, snapshots_dir: Path = SNAPSHOTS_DIR) -> Path:
+    return snapshots_dir / f"{position}-{step:05d}.pt"

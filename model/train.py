@@ -161,12 +161,13 @@ def resolve_device(device: str) -> torch.device:
 
 
 def train(cfg: TrainConfig, data: Data | None = None, progress: bool = True, resume: bool = False,
-          stop_at: int | None = None) -> dict:
+          stop_at: int | None = None, snapshots: dict[int, Path] | None = None) -> dict:
     """Train, record, and (with cfg.out) save. Returns the record: steps, val_loss and train_loss at
     each record, tokens/s, seconds, and once finished final_val_loss (of the saved fp16 file, with out).
 
     resume continues from out + ".state"; stop_at ends the session after that step, leaving the state
-    to resume from (a planned interruption, as the tests make)."""
+    to resume from (a planned interruption, as the tests make). snapshots maps a step to a file that
+    gets the weights as they are after that step, as a shipped checkpoint: the run itself is unchanged."""
     data = data or load_data()
     device = resolve_device(cfg.device)
     model = GPT(cfg.model_config(data.tokenizer.vocab_size), seed=cfg.seed).to(device)
@@ -211,6 +212,8 @@ def train(cfg: TrainConfig, data: Data | None = None, progress: bool = True, res
             bar.set_postfix(val=f"{record['val_loss'][-1]:.3f}", tok_s=f"{tokens_per_s:,.0f}")
         if cfg.out and (done % cfg.eval_every == 0 or done == stop_at) and done < cfg.steps:
             save_state(cfg, model, data.tokenizer, optimizer, batches, done, record, session)
+        if snapshots and done in snapshots:
+            save_snapshot(Path(snapshots[done]), cfg, model, data, record, done)
         if done == stop_at:
             break
     bar.close()
@@ -256,23 +259,40 @@ def finished_record(cfg: TrainConfig) -> dict | None:
     return meta["record"] if meta.get("train_config") == asdict(cfg) else None
 
 
-def finish(cfg: TrainConfig, model: GPT, data: Data, record: dict) -> None:
-    """Measure the val loss of what ships: the fp16 file reloaded, on every window of the validation text
-    at stride block_size (the inputs tile it). The meta describes the slice so a test can recompute it."""
-    if cfg.out:
-        save_checkpoint(cfg.out, model, data.tokenizer)
-        model, _, _ = load_checkpoint(cfg.out)
-    offsets = window_offsets(len(data.val), cfg.block_size, cfg.block_size)
-    record["final_val_loss"] = round(evaluate(model, data.val, offsets), 4)
-    if not cfg.out:
-        return
-    meta = {
-        "val_loss": record["final_val_loss"],
-        "val_slice": {"split": "val", "sha256": data.val_sha256, "window": cfg.block_size + 1,
-                      "stride": cfg.block_size, "windows": len(offsets), "first_offset": 0},
-        "check": {"windows": CHECK_WINDOWS, "val_loss": evaluate(model, data.val, offsets[:CHECK_WINDOWS])},
-        "steps": cfg.steps, "seed": cfg.seed, "tokens_per_s": record["tokens_per_s"], "command": record["command"],
-        "train_config": asdict(cfg), "record": record,
+def shipped_val_loss(path: Path, model: GPT, data: Data) -> tuple[float, dict]:
+    """Save the fp16 file, reload it, and measure it on every window of the validation text at stride
+    block_size (the inputs tile it): the loss of what ships, and the meta fields describing that slice
+    so a test can recompute it."""
+    save_checkpoint(path, model, data.tokenizer)
+    shipped, _, _ = load_checkpoint(path)
+    block_size = shipped.config.block_size
+    offsets = window_offsets(len(data.val), block_size, block_size)
+    val_loss = round(evaluate(shipped, data.val, offsets), 4)
+    return val_loss, {
+        "val_loss": val_loss,
+        "val_slice": {"split": "val", "sha256": data.val_sha256, "window": block_size + 1,
+                      "stride": block_size, "windows": len(offsets), "first_offset": 0},
+        "check": {"windows": CHECK_WINDOWS, "val_loss": evaluate(shipped, data.val, offsets[:CHECK_WINDOWS])},
     }
+
+
+def save_snapshot(path: Path, cfg: TrainConfig, model: GPT, data: Data, record: dict, step: int) -> None:
+    """The weights after `step` steps of this run, shipped like a final checkpoint (fp16, measured after
+    the round-trip). The run's own model and RNG are not touched, so its curve stays the same."""
+    _, meta = shipped_val_loss(path, model, data)
+    curve = {k: list(record[k]) for k in ("steps", "val_loss", "train_loss")}
+    meta |= {"step": step, "steps": cfg.steps, "seed": cfg.seed, "train_config": asdict(cfg), "record": curve}
+    save_checkpoint(path, model, data.tokenizer, meta)
+
+
+def finish(cfg: TrainConfig, model: GPT, data: Data, record: dict) -> None:
+    """Measure the val loss of what ships (see shipped_val_loss) and save it with its record."""
+    if not cfg.out:
+        offsets = window_offsets(len(data.val), cfg.block_size, cfg.block_size)
+        record["final_val_loss"] = round(evaluate(model, data.val, offsets), 4)
+        return
+    record["final_val_loss"], meta = shipped_val_loss(Path(cfg.out), model, data)
+    meta |= {"steps": cfg.steps, "seed": cfg.seed, "tokens_per_s": record["tokens_per_s"], "command": record["command"],
+             "train_config": asdict(cfg), "record": record}
     save_checkpoint(cfg.out, model, data.tokenizer, meta)
     cfg.state_path.unlink(missing_ok=True)

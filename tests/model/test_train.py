@@ -120,3 +120,24 @@ def test_a_cuda_device_on_a_machine_without_one_is_named_before_the_run(monkeypa
     with pytest.raises(ConfigError, match=r"cuda:1: torch sees 1 CUDA device\(s\)"):
         resolve_device("cuda:1")
     assert resolve_device("cuda:0") == torch.device("cuda:0")
+
+
+def test_snapshots_are_the_run_at_those_steps_and_leave_it_unchanged(data, tmp_path):
+    plain = replace(TINY, out=str(tmp_path / "plain.pt"))
+    kept = replace(TINY, out=str(tmp_path / "kept.pt"))
+    expected = train(plain, data, progress=False)
+    snapshots = {10: tmp_path / "at-10.pt", 25: tmp_path / "at-25.pt"}
+    record = train(kept, data, progress=False, snapshots=snapshots)
+    assert record["val_loss"] == expected["val_loss"] and record["train_loss"] == expected["train_loss"]
+    a, b = load_checkpoint(plain.out)[0].state_dict(), load_checkpoint(kept.out)[0].state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    # The run stopped at step 25 and saved as it ships is the snapshot at 25, bit for bit.
+    stopped = replace(TINY, out=str(tmp_path / "stopped.pt"))
+    train(stopped, data, progress=False, stop_at=25)  # leaves its fp32 state at 25
+    state = torch.load(tmp_path / "stopped.pt.state", weights_only=True)["training_state"]
+    model, _, meta = load_checkpoint(snapshots[25])
+    assert all(torch.equal(model.state_dict()[k], state["model"][k].half().float()) for k in state["model"])
+    assert meta["step"] == 25 and meta["record"]["steps"] == [0, 10, 20]
+    assert meta["record"]["val_loss"] == expected["val_loss"][:3]
+    # Its validation loss is measured as a shipped checkpoint's: every window of the validation text.
+    assert meta["val_slice"]["windows"] == len(window_offsets(len(data.val), TINY.block_size, TINY.block_size))
