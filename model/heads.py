@@ -214,6 +214,24 @@ def is_mostly(share: float) -> bool:
     return round(100 * share) > 100 * MOSTLY
 
 
+def previous_character_head(layer_heads: list[dict]) -> dict | None:
+    """The layer's head with the largest share on the previous character, if that share is worth naming."""
+    head = max(layer_heads, key=lambda h: h["by_offset"][1])
+    return head if head["by_offset"][1] >= NAMED else None
+
+
+def couplet_heads(layers: list[dict]) -> list[tuple[int, dict]]:
+    """(layer, head) for every head whose share on the parallel character one line up is worth naming."""
+    return [(layer["layer"], h) for layer in layers for h in layer["heads"] if h["line_above"] >= NAMED]
+
+
+def largest_offset_share(layer_heads: list[dict]) -> tuple[dict, int]:
+    """The head and offset with the largest mean attention at one offset in the layer: below NAMED, no head
+    of the layer singles out any place by its distance (it is flat by offset)."""
+    head = max(layer_heads, key=lambda h: max(h["by_offset"]))
+    return head, max(range(len(head["by_offset"])), key=head["by_offset"].__getitem__)
+
+
 def punctuation_preference(stats: dict, punctuation_uniform: float) -> dict:
     """The punctuation candidate: all marks when they are a preference (twice an even row's share),
     with the latest mark as a part of it when that mark alone is worth naming; else the latest mark alone."""

@@ -30,7 +30,7 @@ from app.services.positions import position_similarity, relative_starts
 from app.services.rope import rope_table
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split, logits_difference
-from model.heads import NAMED
+from model.heads import previous_character_head
 from model.probes import pair_scores
 from model.rope import rope_angles
 
@@ -398,8 +398,8 @@ def _judge_ablate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
         return {"outcome": None, "reason": "no_results", "figures": {}}
     if setup["weights"] != "trained":  # the corpus figures are the trained heads'
         return {"outcome": None, "reason": "ablate_trained_only", "figures": {}}
-    head = max(model["layers"][0]["heads"], key=lambda h: h["by_offset"][1])
-    if head["by_offset"][1] < NAMED:  # none has no previous-character head (1.8% one back)
+    head = previous_character_head(model["layers"][0]["heads"])
+    if head is None:  # none has no previous-character head (1.8% one back)
         return {"outcome": None, "reason": "no_previous_head", "figures": {}}
     by_kind = head["ablation"]["by_kind"]
     outcome = max(by_kind, key=by_kind.get)
