@@ -8,17 +8,19 @@ from pathlib import Path
 from threading import Lock
 
 from model import GPT, CharTokenizer, GPTConfig
-from model.assets import checkpoint_path
+from model.assets import checkpoint_path, snapshot_path
 from model.checkpoint import load_checkpoint
 from model.gpt import POSITION_MODES
 
 
 class ModelRegistry:
     def __init__(self, tokenizer: CharTokenizer, trained: dict[str, tuple[GPT, dict]], cache_size: int,
-                 results: dict | None = None):
+                 results: dict | None = None, weights_dir: Path | None = None):
         self.tokenizer = tokenizer
         self.trained = trained
-        self.results = results or {}  # shipped JSON results by name: "training", "length", "heads"
+        self.results = results or {}  # shipped JSON results by name: "training", "length", "heads", "snapshots"
+        self.weights_dir = weights_dir
+        self._snapshots: dict[tuple[str, int], GPT] = {}  # loaded on first use: most requests never need one
         self._cache: OrderedDict[tuple, GPT] = OrderedDict()
         self._cache_size = cache_size
         self._lock = Lock()
@@ -35,8 +37,23 @@ class ModelRegistry:
                     raise ValueError(f"{path} was trained with another vocabulary than {weights_dir / 'vocab.json'}")
                 trained[position] = (model, meta)
         results = {name: json.loads((weights_dir / f"{name}.json").read_text(encoding="utf-8"))
-                   for name in ("training", "length", "heads") if (weights_dir / f"{name}.json").exists()}
-        return cls(tokenizer, trained, cache_size, results)
+                   for name in ("training", "length", "heads", "snapshots")
+                   if (weights_dir / f"{name}.json").exists()}
+        return cls(tokenizer, trained, cache_size, results, weights_dir)
+
+    def snapshot(self, position: str, step: int) -> GPT | None:
+        """The shipped run's weights after `step` training steps (model/weights/snapshots/), None if not shipped.
+        All of them together are about 70 MB in float32, so once loaded they stay."""
+        key = (position, step)
+        with self._lock:
+            if key in self._snapshots:
+                return self._snapshots[key]
+        path = snapshot_path(position, step, self.weights_dir / "snapshots") if self.weights_dir else None
+        if path is None or not path.exists():
+            return None
+        model = load_checkpoint(path)[0]
+        with self._lock:
+            return self._snapshots.setdefault(key, model)
 
     def random(self, position: str, n_layer: int, n_head: int, seed: int) -> GPT:
         """An untrained model of the lesson's width; equal arguments give identical weights."""

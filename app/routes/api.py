@@ -20,13 +20,14 @@ from app.schemas.compare import (
     RopeQuery,
     TrainingResults,
 )
-from app.schemas.heads import HeadResults
+from app.schemas.heads import HeadResults, SnapshotTimeline, StepQuery
 from app.schemas.verdicts import CompareVerdict
 from app.services.ablation import ablate
 from app.services.options import options
-from app.services.positions import position_similarity, relative_scores
+from app.services.positions import relative_scores
 from app.services.results import shipped_results
 from app.services.rope import rope_table
+from app.services.snapshots import heads_at, similarity_at, timeline
 from app.services.verdicts import compare_verdict
 
 router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
@@ -79,9 +80,10 @@ async def post_relative(req: RelativeRequest, request: Request, registry: Regist
 
 
 @router.get("/positions", response_model=PositionSimilarity, response_class=NumpyJSONResponse)
-def get_positions(registry: Registry):
-    """Cosine similarity between positions: the trained pos_emb rows, and RoPE's rotations."""
-    return NumpyJSONResponse(position_similarity(registry))
+def get_positions(query: Annotated[StepQuery, Query()], registry: Registry):
+    """Cosine similarity between positions: the trained pos_emb rows (at a training step, if asked), and
+    RoPE's rotations (which no training changes)."""
+    return NumpyJSONResponse(similarity_at(registry, query.step))
 
 
 @router.get("/training", response_model=TrainingResults)
@@ -97,7 +99,16 @@ def get_length(registry: Registry):
 
 
 @router.get("/heads", response_model=HeadResults)
-def get_heads(registry: Registry):
+def get_heads(query: Annotated[StepQuery, Query()], registry: Registry):
     """What each head of the trained models looks at, measured once on the whole validation split:
-    attention by offset, on punctuation, one line up; and one sentence per head in each language."""
-    return shipped_results(registry, "heads", empty={"models": []})
+    attention by offset, on punctuation, one line up, the loss with it off; and one sentence per head in each
+    language. With `step`, the same for the shipped runs stopped at that training step."""
+    return heads_at(registry, query.step)
+
+
+@router.get("/snapshots", response_model=SnapshotTimeline)
+def get_snapshots(registry: Registry):
+    """Watch the heads form: for each training step that ships, each run's validation loss, its layer-1
+    previous-character head, its couplet heads, how flat layer 1 is by offset, and the pos_emb table's rhythm;
+    and the first step from which each has formed."""
+    return timeline(registry)

@@ -55,6 +55,10 @@ class AblateRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights, 0 to 2**31.")
+    step: int | None = Field(
+        None, ge=0, description="With trained weights: the training step whose snapshot answers (GET /api/snapshots "
+        "lists them). Omitted: the end of training, the shipped checkpoint."
+    )
     off: list[HeadRef] = Field(
         [], max_length=MAX_OFF,
         description="The heads to turn off, each once: its output is set to zero before `proj` (zero-ablation of "
@@ -68,6 +72,11 @@ class AblateRequest(BaseModel):
         n_layer = self.n_layer or LESSON_SHAPE["n_layer"]
         n_head = self.n_head or LESSON_SHAPE["n_head"]
         errors, seen = [], set()
+        if self.step is not None and self.weights != "trained":
+            errors.append(InitErrorDetails(
+                type=PydanticCustomError("step_needs_trained", "step is a point in the training of the trained "
+                                         "weights: use weights 'trained' or omit step"),
+                loc=("step",), input=self.step))
         for i, ref in enumerate(self.off):
             if ref.layer > n_layer:
                 errors.append(head_error(i, "layer", "n_layer", n_layer, ref.layer))
@@ -104,8 +113,12 @@ class AblationRun(BaseModel):
     )
 
 
+class AblateModel(ModelInfo):
+    step: int | None = Field(description="The training step of the trained weights, if one was asked for.")
+
+
 class AblateResponse(BaseModel):
-    model: ModelInfo = Field(description="The model that answered (causal is always true here).")
+    model: AblateModel = Field(description="The model that answered (causal is always true here).")
     line: str = Field(description="The line as sent.")
     tokens: list[str] = Field(description="The line's characters, one per position.")
     unknown: list[bool] = Field(description="True where the character is outside the vocabulary: the model reads "

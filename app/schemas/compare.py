@@ -252,10 +252,15 @@ class Rhythm(BaseModel):
     by_lag: list[float] = Field(description="[lag] mean cosine similarity of the pos_emb rows lag apart, lag 0..64.")
     period: int = Field(description="The lag from 3 up at which the rows are most alike: the rhythm the table "
                         "learned (neighbours, lags 1 and 2, are alike in any smooth table).")
+    at_period: float = Field(description="by_lag at the period.")
+    median: float = Field(description="The median of by_lag from lag 3 up: how alike rows at a typical distance are.")
+    shows: bool = Field(description="True when at_period is at least 0.2 above the median: the rhythm stands out.")
 
 
 class PositionSimilarity(BaseModel):
     positions: int = Field(description="Positions compared: 0 to positions - 1.")
+    step: int = Field(description="The training step of the pos_emb table compared (the shipped run's last step "
+                      "unless a snapshot was asked for).")
     learned: list[list[float]] | None = Field(
         description="[m][n] cosine similarity of the trained pos_emb rows m and n; null without trained weights."
     )

@@ -1,6 +1,7 @@
-"""Shapes of GET /api/heads: what each trained head looks at, measured on the validation poems."""
+"""Shapes of GET /api/heads and /api/snapshots: what each trained head looks at, measured on the validation
+poems, at the end of training and at snapshots on the way."""
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from model.gpt import PositionMode
 
@@ -80,10 +81,89 @@ class ModelHeads(BaseModel):
     ablation: AblationInfo | None = Field(
         None, description="What each head's `ablation` was measured on, and the loss with every head on."
     )
+    val_loss: float | None = Field(
+        None, description="The model's validation loss at this step, nats per character, on every window of the "
+        "validation split (as training.json's final_val_loss); null if not recorded."
+    )
     layers: list[LayerStats] = Field(description="One per layer, in order.")
 
 
+class StepQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    step: int | None = Field(
+        None, ge=0, description="A training step whose weights ship (GET /api/snapshots lists them). Omitted: the "
+        "end of training, the shipped checkpoints."
+    )
+
+
 class HeadResults(BaseModel):
+    step: int | None = Field(None, description="The training step the heads stand at.")
     max_offset: int | None = Field(None, description="The largest offset in by_offset.")
     models: list[ModelHeads] = Field(description="One per shipped trained model; statistics over queries at "
                                      "positions >= max_offset.")
+
+
+class PreviousHead(BaseModel):
+    step: int = Field(description="Training step.")
+    layer: int = Field(description="Always 1: the head is looked for in the first layer.")
+    head: int = Field(description="Layer 1's head with the largest share on the previous character.")
+    share: float = Field(description="Its mean attention on the previous character.")
+    present: bool = Field(description="True when that share is worth naming (at least `named`): a "
+                          "previous-character head, as the lesson's ablation step picks it.")
+
+
+class CoupletHead(BaseModel):
+    layer: int = Field(description="1-based layer.")
+    head: int = Field(description="1-based head.")
+    share: float = Field(description="Its mean attention on the parallel character one line up (line_above).")
+
+
+class CoupletHeads(BaseModel):
+    step: int = Field(description="Training step.")
+    heads: list[CoupletHead] = Field(description="Every head whose line_above share is at least `named`.")
+
+
+class LayerOneShape(BaseModel):
+    step: int = Field(description="Training step.")
+    head: int = Field(description="Layer 1's head with the largest share at a single offset.")
+    offset: int = Field(description="That offset: 0 is the query itself, 1 the previous character.")
+    share: float = Field(description="The share.")
+    flat: bool = Field(description="True when the share is below `named`: no head of layer 1 singles out a place "
+                       "by its distance.")
+
+
+class Findings(BaseModel):
+    previous_head: int | None = Field(description="The first step from which layer 1 has a previous-character head "
+                                      "at every later step; null if it never forms.")
+    couplet_heads: int | None = Field(description="The first step from which some head looks one line up at every "
+                                      "later step; null if none forms.")
+    layer1_flat: bool = Field(description="True when layer 1 is flat by offset at every step.")
+
+
+class ModelTimeline(BaseModel):
+    position: PositionMode = Field(description="Position mode of the run.")
+    val_loss: list[float | None] = Field(description="[step] validation loss on the whole split, nats per character.")
+    previous_head: list[PreviousHead] = Field(description="One per step.")
+    couplet_heads: list[CoupletHeads] = Field(description="One per step.")
+    layer1: list[LayerOneShape] = Field(description="One per step.")
+    findings: Findings = Field(description="What formed when, read from the rows above.")
+
+
+class RhythmAt(BaseModel):
+    step: int = Field(description="Training step.")
+    period: int = Field(description="The pos_emb table's period at that step (see /api/positions).")
+    at_period: float = Field(description="Mean cosine similarity of rows `period` apart.")
+    median: float = Field(description="The median of that similarity over lags 3 to 64.")
+    shows: bool = Field(description="True when at_period is at least 0.2 above the median.")
+
+
+class SnapshotTimeline(BaseModel):
+    steps: list[int] = Field(description="The training steps whose heads and weights ship, the last one the "
+                             "shipped checkpoints'.")
+    final_step: int = Field(description="The last step: the shipped checkpoints.")
+    named: float = Field(description="The share worth naming (0.1): over 5 times what an even row gives one key.")
+    models: list[ModelTimeline] = Field(description="One per position mode whose snapshots all ship.")
+    rhythm: list[RhythmAt] = Field(description="The learned pos_emb table at each step; empty without it.")
+    rhythm_from: int | None = Field(description="The first step from which the table's rhythm shows at every later "
+                                    "step; null if it never does.")

@@ -13,6 +13,7 @@ from app.registry import ModelRegistry
 from app.schemas.ablation import AblateRequest, head_message
 from app.services.compare import TOP_K, check_length, fill_rows
 from app.services.model_choice import choose_model
+from app.services.snapshots import snapshot_model
 from model import GPT, CharTokenizer
 
 
@@ -29,6 +30,8 @@ class OffHeadError(InputError):
 
 def ablate(req: AblateRequest, registry: ModelRegistry) -> dict:
     model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
+    if req.step is not None:
+        model = snapshot_model(registry, req.position, req.step, model)
     cfg = model.config
     mask = heads_off_mask(req, model)
     ids = registry.tokenizer.encode(req.line)
@@ -46,6 +49,7 @@ def ablate(req: AblateRequest, registry: ModelRegistry) -> dict:
             "position": cfg.position, "weights": req.weights, "n_layer": cfg.n_layer, "n_head": cfg.n_head,
             "n_embd": cfg.n_embd, "head_dim": cfg.n_embd // cfg.n_head, "block_size": cfg.block_size,
             "seed": req.seed if req.weights == "random" else None, "causal": True, "vocab_size": cfg.vocab_size,
+            "step": req.step,
         },
         "line": req.line,
         "tokens": list(req.line),

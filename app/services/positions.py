@@ -11,6 +11,9 @@ from model.gpt import GPTConfig
 from model.probes import cosine_similarity_matrix, pair_scores, period, rope_similarity, similarity_by_lag
 
 MAX_LAG = 64  # half the table: every lag up to it is averaged over at least 64 pairs of rows
+RHYTHM_MARGIN = 0.2  # cosine: the period's rows this much more alike than the median lag's: a rhythm shows
+
+
 def relative_starts(distance: int) -> list[int]:
     """Every sixth start: the two characters stand at start and start + distance, and learned's table ends
     at 127."""
@@ -28,18 +31,27 @@ def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
             "scores": scores, "unknown": enc.unknown}
 
 
-@lru_cache(maxsize=2)
-def position_similarity(registry: ModelRegistry, n_positions: int = 128) -> dict:
-    """Fixed for the life of the process, so computed once."""
-    learned = registry.trained.get("learned")
-    matrix = by_lag = None
-    if learned is not None:
+def rhythm(by_lag: torch.Tensor) -> dict:
+    """The table's period and whether it stands out: its rows `period` apart are RHYTHM_MARGIN more alike
+    than the rows at the median lag (from lag 3, as period reads it)."""
+    lag = period(by_lag)
+    baseline = float(by_lag[3:].median())
+    return {"by_lag": by_lag.tolist(), "period": lag, "at_period": float(by_lag[lag]), "median": baseline,
+            "shows": float(by_lag[lag]) - baseline >= RHYTHM_MARGIN}
+
+
+@lru_cache(maxsize=16)
+def position_similarity(registry: ModelRegistry, step: int | None = None, n_positions: int = 128) -> dict:
+    """Fixed for the life of the process, so computed once per training step (None: the shipped weights)."""
+    learned = registry.trained.get("learned") if step is None else (registry.snapshot("learned", step), None)
+    matrix = learned_rhythm = None
+    if learned is not None and learned[0] is not None:
         with torch.no_grad():
             similarity = cosine_similarity_matrix(learned[0].pos_emb.weight[:n_positions])  # (P, P) float64
-            by_lag = similarity_by_lag(similarity, MAX_LAG)
+            learned_rhythm = rhythm(similarity_by_lag(similarity, MAX_LAG))
         matrix = similarity.float().numpy()
-    # The shipped rope model's head_dim and base, else the lesson's (head_dim 32, base 10000).
+    # The shipped rope model's head_dim and base, else the lesson's (head_dim 32, base 10000). RoPE has no
+    # trained position weights: its table is the same at every training step.
     rope_cfg = registry.trained["rope"][0].config if "rope" in registry.trained else GPTConfig(1, position="rope")
     rope = rope_similarity(n_positions, rope_cfg.head_dim, rope_cfg.rope_base).float().numpy()
-    rhythm = None if by_lag is None else {"by_lag": by_lag.tolist(), "period": period(by_lag)}
-    return {"positions": n_positions, "learned": matrix, "learned_rhythm": rhythm, "rope": rope}
+    return {"positions": n_positions, "learned": matrix, "learned_rhythm": learned_rhythm, "rope": rope}

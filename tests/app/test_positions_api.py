@@ -89,7 +89,12 @@ def test_heads_serves_the_shipped_head_statistics(client):
     assert response.status_code == 200
     data = response.json()
     shipped = json.loads((WEIGHTS_DIR / "heads.json").read_text(encoding="utf-8"))
-    assert data["models"] == shipped["models"] and data["max_offset"] == 16
+    training = json.loads((WEIGHTS_DIR / "training.json").read_text(encoding="utf-8"))["runs"]
+    final_loss = {r["position"]: r["final_val_loss"] for r in training if r["n_head"] == 4}
+    # heads.json's figures, with the shipped run's final validation loss beside them
+    assert [{k: v for k, v in m.items() if k != "val_loss"} for m in data["models"]] == shipped["models"]
+    assert [m["val_loss"] for m in data["models"]] == [final_loss[m["position"]] for m in shipped["models"]]
+    assert data["max_offset"] == 16 and data["step"] == 10000
     for m in data["models"]:
         assert [len(layer["heads"]) for layer in m["layers"]] == [4, 4]
         for head in (h for layer in m["layers"] for h in layer["heads"]):
