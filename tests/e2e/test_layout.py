@@ -249,3 +249,17 @@ def test_a_figure_written_into_the_page_stays_on_one_line_whatever_its_form(open
     assert spans.first.evaluate("(n) => new Set([...n.getClientRects()].map((r) => Math.round(r.top))).size") == 1
     # The sentence reads the same: only its figure is wrapped.
     assert page.text_content("#step-kicker") == f"La différence est de {figure} en float32, c'est de l'arrondi."
+
+
+@pytest.mark.parametrize("lang", ["zh", "ja", "fr"])
+def test_the_lessons_code_is_set_in_the_monospace_font_in_every_language(open_page, tools, lang):
+    # On the Chinese page a rule giving every zh element the CJK sans font outranked `code`'s own font.
+    page = open_lesson(open_page, tools, 1, lang, DESKTOP)
+    commit_first_choice(page, tools)
+    code = page.locator("#snippet-code")
+    code.wait_for(state="visible")
+    assert code.inner_text().strip(), "the snippet is shown after the reveal"
+    font = code.evaluate("(n) => getComputedStyle(n).fontFamily")
+    assert font.startswith('"Noto Sans Mono CJK SC"'), font
+    # and the page's prose keeps its sans font
+    assert "Mono" not in page.locator("#step-title").evaluate("(n) => getComputedStyle(n).fontFamily")
