@@ -8,10 +8,11 @@ import { $, clear, el, show } from "./dom.js";
 import { draw } from "./draw.js";
 import { fieldMessage, generalMessage } from "./errors.js";
 import { headsOff } from "./heads-off.js";
-import { sentences, tr } from "./i18n.js";
+import { grouped, sentences, tr } from "./i18n.js";
 import { latest } from "./latest.js";
 import { visible } from "./plots.js";
 import { lossFigure } from "./plots-ablation.js";
+import { askedStep, onStepChange } from "./step-control.js";
 
 /** The server's limit: the training length (app/schemas/ablation.py MAX_ABLATE_CHARS). */
 export const MAX_CHARS = 128;
@@ -39,6 +40,8 @@ export function createAblationPanel(context) {
   function body() {
     const c = context();
     const out = { line: c.line, position: c.position, weights: c.weights, off: headsOff.list() };
+    // The training step on the gallery's slider: trained weights as they stood then (null: the shipped ones).
+    if (c.weights === "trained" && askedStep() !== null) out.step = askedStep();
     if (c.weights === "random") {
       out.n_head = c.nHead;
       if (c.nLayer) out.n_layer = c.nLayer;
@@ -214,10 +217,11 @@ export function createAblationPanel(context) {
   function summary(answer) {
     if (answer.tokens.length < 2) return tr("ablation_one_char");
     const on = answer.all_on.mean_loss;
-    if (!answer.off.length) return sentences([tr("ablation_none_off", { loss: on.toFixed(2) })]);
+    const step = answer.model.step == null ? "" : tr("ablation_at_step", { step: grouped(answer.model.step) });
+    if (!answer.off.length) return sentences([step, tr("ablation_none_off", { loss: on.toFixed(2) })]);
     const t = defaultPosition(answer);
     const grew = answer.ablated.loss[t] - answer.all_on.loss[t];
-    return sentences([
+    return sentences([step,
       tr("ablation_mean", { heads: answer.off.map(headName).join(tr("ablation_list_sep")), on: on.toFixed(2),
         off: answer.ablated.mean_loss.toFixed(2) }),
       grew > 0 ? tr("ablation_most", { ch: visible(answer.tokens[t + 1]), pos: t + 1, grew: grew.toFixed(2) }) : "",
@@ -235,6 +239,7 @@ export function createAblationPanel(context) {
     wordSwitches();
     refresh().catch(console.error);
   });
+  onStepChange(() => refresh().catch(console.error));
 
   return {
     refresh,

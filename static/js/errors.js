@@ -3,7 +3,7 @@
 // refusal. The server's English msg is only the last resort, for a type this module does not know.
 
 import { ApiError } from "./api.js";
-import { tr } from "./i18n.js";
+import { grouped, tr } from "./i18n.js";
 
 const LINES = new Set(["line_a", "line_b"]);
 const WRONG_TYPE = new Set(["int_type", "int_parsing", "bool_type", "string_type", "float_type"]);
@@ -30,6 +30,9 @@ export function fieldMessage(error, { text = "", position, max } = {}) {
     literal_error: () => tr("error_choice", { expected: ctx.expected }),
     missing: () => tr("error_missing"),
     extra_forbidden: () => tr("error_extra"),
+    // A training step without a snapshot (GET ?step=, POST /api/ablate's step): the steps that do ship.
+    snapshot_step: () => tr("error_step", { steps: (ctx.steps ?? []).map(grouped).join(tr("ablation_list_sep")) }),
+    step_needs_trained: () => tr("error_step_trained"),
   };
   if (known[error.type]) return known[error.type]();
   if (WRONG_TYPE.has(error.type)) return tr("error_type");

@@ -2,7 +2,9 @@
 // poems (/api/heads). One small bar chart per head (mean attention d characters back, d = 0..16) and
 // the head's sentence, for learned, rope and none side by side; the mode chosen above comes first.
 // Beside each sentence, what turning the head off costs on the validation poems (its `ablation`), and a
-// switch that turns it off on the explorer's line A (heads-off.js, shared with the ablation panel).
+// switch that turns it off on the explorer's line A (heads-off.js, shared with the ablation panel). At a
+// training step (the slider, step-control.js) the gallery draws /api/heads?step=N, and the switches work on
+// the model at that step: the ablation panel sends the same step to /api/ablate.
 
 import { offLabel } from "./ablation.js";
 import { $, $$, clear, el, show } from "./dom.js";
@@ -11,6 +13,7 @@ import { escapePlotly as esc, tr } from "./i18n.js";
 import { KINDS, kindFigure } from "./plots-ablation.js";
 import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "./plots.js";
 import { modeLabel } from "./plots-results.js";
+import { askedStep } from "./step-control.js";
 
 const MODE_ORDER = ["learned", "rope", "none"];
 
@@ -85,7 +88,9 @@ function wordSwitches() {
   for (const button of $$("#gallery .gallery-switch")) {
     const layer = Number(button.dataset.layer);
     const head = Number(button.dataset.head);
-    const usable = model?.weights === "trained" && model.position === button.dataset.position;
+    // The answer must be for this mode's trained model at the step the gallery shows.
+    const usable = model?.weights === "trained" && model.position === button.dataset.position
+      && (model.step ?? null) === askedStep();
     const off = headsOff.has(layer, head);
     show(button, usable);
     button.setAttribute("aria-pressed", String(usable && off));

@@ -1,7 +1,7 @@
 // Figures of the shipped training results: loss by position (length) and validation curves.
 // Labels come from the page's dictionary; numbers from the server.
 
-import { escapePlotly as esc, tr } from "./i18n.js";
+import { escapePlotly as esc, grouped, tr } from "./i18n.js";
 import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "./plots.js";
 
 /** Okabe-Ito orange, blue and sky blue for 1, 4 and 8 heads; other counts get grey. */
@@ -56,8 +56,36 @@ export function lengthFigure({ runs }) {
   return { data, layout };
 }
 
-/** Validation loss against training steps, one line per run; `key` picks its style and label. */
-export function trainingFigure({ runs, key }) {
+/**
+ * Each snapshot's loss (GET /api/snapshots), as dots on its mode's curve: measured on the whole validation
+ * split, where the curve uses a fixed sample of it, so a dot may sit a little off the line. The hover says so,
+ * and the note under the chart (_panel_training.html); a legend entry would wrap the legend on a phone.
+ */
+function snapshotTraces(snapshots) {
+  return snapshots.map((m) => {
+    const style = MODE_STYLE[m.position] ?? MODE_STYLE.learned;
+    const kept = m.steps.map((step, j) => [step, m.val_loss[j]]).filter(([, v]) => typeof v === "number");
+    const mode = esc(modeLabel(m.position));
+    return {
+      type: "scatter",
+      mode: "markers",
+      name: mode,
+      showlegend: false,
+      meta: `snapshot-${m.position}`,
+      x: kept.map(([step]) => step),
+      y: kept.map(([, v]) => v),
+      text: kept.map(([step]) => esc(tr("train_snapshot_hover", { step: grouped(step) }))),
+      hovertemplate: `%{text} · %{y:.3f}<extra>${mode}</extra>`,
+      marker: { color: style.color, size: 9, symbol: style.symbol ?? "circle", line: { color: "#ffffff", width: 1.5 } },
+    };
+  }).filter((trace) => trace.x.length);
+}
+
+/**
+ * Validation loss against training steps, one line per run; `key` picks its style and label. `snapshots`
+ * ([{position, steps, val_loss}]) adds each snapshot's whole-split loss as dots.
+ */
+export function trainingFigure({ runs, key, snapshots = [] }) {
   const data = runs.map((run) => {
     const byHeads = key === "heads";
     const style = (byHeads ? HEAD_STYLE[run.n_head] : MODE_STYLE[run.position]) ?? { color: "#7f8897", dash: "solid" };
@@ -73,12 +101,14 @@ export function trainingFigure({ runs, key }) {
       line: { color: style.color, width: 2.5, dash: style.dash },
     };
   });
+  const dots = snapshotTraces(snapshots);
+  data.push(...dots);
   const layout = baseLayout({
     margin: { l: 8, r: 12, t: 8, b: 8 },
     showlegend: true,
     legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
     xaxis: lineAxis(tr("train_axis_x")),
-    yaxis: lineAxis(tr("loss_axis"), { range: lossRange(runs) }),
+    yaxis: lineAxis(tr("loss_axis"), { range: lossRange(runs, dots) }),
   });
   return { data, layout };
 }
@@ -87,11 +117,14 @@ export function trainingFigure({ runs, key }) {
  * The first measurement is the untrained model's loss (about ln of the vocabulary size) and would
  * squash the end of the curves, where the runs differ; the axis starts from the second one.
  */
-function lossRange(runs) {
+function lossRange(runs, dots = []) {
   const all = runs.flatMap((r) => r.val_loss);
   if (!all.length || runs.some((r) => r.val_loss.length < 3)) return undefined;
-  const lo = Math.min(...all);
-  const hi = Math.max(...runs.map((r) => r.val_loss[1]));
+  // Dots from the curves' second measurement on stay inside the axis too.
+  const from = Math.min(...runs.map((r) => r.steps[1]));
+  const dotted = dots.flatMap((d) => d.y.filter((_, i) => d.x[i] >= from));
+  const lo = Math.min(...all, ...dotted);
+  const hi = Math.max(...runs.map((r) => r.val_loss[1]), ...dotted);
   const pad = 0.08 * (hi - lo);
   return [lo - pad, hi + pad];
 }

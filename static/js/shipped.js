@@ -1,15 +1,21 @@
 // Panels of results that are fixed for the life of the server: loss by position (/api/length),
-// the similarity between positions (/api/positions) and the training curves (/api/training).
-// Each is fetched once, when its panel first comes into view, and redrawn on a language switch.
+// the similarity between positions (/api/positions), the head gallery (/api/heads) and the training curves
+// (/api/training, with each snapshot's loss from /api/snapshots). Each is fetched when its panel first comes
+// into view, and redrawn on a language switch. The gallery and the similarity panel follow the training-step
+// slider (step-control.js): a new step asks for that step's answer, and the newest step's answer is the one drawn.
 
-import { getShipped, postVerdict } from "./api.js";
+import { ApiError, getShipped, postVerdict } from "./api.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
+import { fieldMessage } from "./errors.js";
 import { fillRich, grouped, num, sentences, tr } from "./i18n.js";
+import { latest } from "./latest.js";
 import { whenVisible } from "./lazy.js";
 import { renderGallery } from "./gallery.js";
 import { similarityFigure } from "./plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "./plots-results.js";
+import { askedStep, getAtStep, getTimeline, loadTimeline, onStepChange, repaint } from "./step-control.js";
+import { galleryFindings, positionFindings } from "./step-findings.js";
 
 const MODE_ORDER = ["learned", "rope", "none"];
 
@@ -47,8 +53,10 @@ function finish(panel) {
 export function showLoadError(panel, error) {
   const node = $(".js-load-error", panel);
   if (error) {
-    console.error(error);
-    node.textContent = tr("shipped_error");
+    // A refused step (422 naming it) is worded as the explorer words a refusal; anything else is a failed load.
+    const refused = error instanceof ApiError && error.status === 422 ? error.fields[0] : null;
+    if (!refused) console.error(error);
+    node.textContent = refused ? fieldMessage(refused) : tr("shipped_error");
   }
   show(node, Boolean(error));
 }
@@ -106,8 +114,27 @@ function rhythmText(rhythm) {
   const text = tr("sim_rhythm", {
     period, sim: byLag[period].toFixed(2), next_lag: next, next: byLag[next].toFixed(2),
   });
-  const why = rhythmMeaning(period);
+  // What the distance means is said only once the server finds the rhythm clear (shows): at an early step the
+  // most alike distance can be noise.
+  const why = rhythm.shows === false ? "" : rhythmMeaning(period);
   return sentences([text, why]);
+}
+
+/** The sentences shown with the slider, at the step of the answer on screen; hidden without a timeline. */
+function fillFindings(node, paragraphs) {
+  clear(node);
+  for (const { position, text } of paragraphs) {
+    const p = el("p", { className: "note note--verdict step-findings__item", dataset: position ? { position } : {} });
+    fillRich(p, text);
+    node.append(p);
+  }
+  show(node, paragraphs.length > 0);
+}
+
+/** The timeline's sentences only when it knows the step on screen and more than one step ships. */
+function timelineAt(step) {
+  const timeline = getTimeline();
+  return timeline && timeline.steps.length > 1 && timeline.steps.includes(step) ? timeline : null;
 }
 
 async function renderPositions(data) {
@@ -118,6 +145,8 @@ async function renderPositions(data) {
   show($("#sim-rhythm"), Boolean(rhythm));
   show($("#sim-learned-empty"), !hasLearned);
   show($("#sim-learned"), hasLearned);
+  const timeline = timelineAt(data.step);
+  fillFindings($("#sim-findings"), timeline ? [{ text: positionFindings(timeline, data.step) }] : []);
   const jobs = [draw($("#sim-rope"), similarityFigure({ matrix: data.rope }), "similarity-rope")];
   if (hasLearned) jobs.push(draw($("#sim-learned"), similarityFigure({ matrix: data.learned }), "similarity-pos-emb"));
   else purge($("#sim-learned"));
@@ -140,6 +169,10 @@ function trainingRow(run) {
 async function renderTraining(data) {
   const panel = $("#panel-training");
   const runs = data.runs ?? [];
+  // Each snapshot's loss on the whole validation split, drawn as dots on exercise 3's curves.
+  const snapshots = (data.snapshots?.models ?? []).map((m) => ({ position: m.position, steps: data.snapshots.steps,
+    val_loss: m.val_loss }));
+  show($("#training-snapshots-note"), snapshots.length > 0);
   show($("#training-empty"), runs.length === 0);
   show($("#training-body"), runs.length > 0);
   if (!runs.length) {
@@ -165,7 +198,7 @@ async function renderTraining(data) {
   }
   await Promise.all([
     draw($("#training-heads"), trainingFigure({ runs: heads, key: "heads" }), "training-heads"),
-    draw($("#training-modes"), trainingFigure({ runs: modes, key: "modes" }), "training-modes"),
+    draw($("#training-modes"), trainingFigure({ runs: modes, key: "modes", snapshots }), "training-modes"),
   ]);
   finish(panel);
 }
@@ -174,6 +207,8 @@ async function renderHeads(data) {
   const panel = $("#panel-gallery");
   const models = data.models ?? [];
   show($("#gallery-empty"), models.length === 0);
+  const timeline = timelineAt(data.step);
+  fillFindings($("#gallery-findings"), timeline ? galleryFindings(timeline, data.step) : []);
   await renderGallery(data, $('input[name="position"]:checked')?.value);
   finish(panel);
 }
@@ -182,12 +217,85 @@ async function renderHeads(data) {
 const withLengthVerdict = () => Promise.all([getShipped("length"), postVerdict("length", null)])
   .then(([data, verdict]) => ({ ...data, verdict }));
 
+/** The training curves, and the snapshots' losses when the server has them (a page without them still draws). */
+const withSnapshots = () => Promise.all([getShipped("training"), getShipped("snapshots").catch(() => null)])
+  .then(([data, snapshots]) => ({ ...data, snapshots }));
+
 const PANELS = [
   ["#panel-length", withLengthVerdict, renderLength],
-  ["#panel-positions", () => getShipped("positions"), renderPositions],
-  ["#panel-gallery", () => getShipped("heads"), renderHeads],
-  ["#panel-training", () => getShipped("training"), renderTraining],
+  ["#panel-training", withSnapshots, renderTraining],
 ];
+
+/** Panels that follow the training-step slider: GET /api/{name}?step=N. */
+const STEPPED = [
+  ["#panel-positions", "positions", renderPositions],
+  ["#panel-gallery", "heads", renderHeads],
+];
+
+/**
+ * One stepped panel. Its charts are marked data-stale from a step change until that step's answer is drawn;
+ * answers are kept by step, so going back is immediate. Draws run one after another and a draw whose step is
+ * no longer the newest is skipped, so the last chart drawn is always the newest step's.
+ */
+function steppedPanel(selector, name, render) {
+  const panel = $(selector);
+  const request = latest();
+  const answers = new Map(); // step (null: the last) -> answer
+  let data = null; // the answer on screen
+  let error = null; // why nothing new is on screen
+  let started = false;
+  let generation = 0;
+  let chain = Promise.resolve();
+
+  const queue = (job) => {
+    chain = chain.then(job).catch((e) => failed(panel, e));
+    return chain;
+  };
+
+  async function load() {
+    const step = askedStep();
+    const mine = ++generation;
+    panel.dataset.stale = "";
+    panel.dataset.state = "loading";
+    let out;
+    try {
+      out = answers.has(step) ? { stale: false, value: answers.get(step) }
+        : await request.run((signal) => getAtStep(name, step, signal), step);
+    } catch (e) {
+      if (mine !== generation) return;
+      error = e; // the charts stay greyed: they show another step than the slider's
+      failed(panel, e);
+      return;
+    }
+    if (out.stale || mine !== generation) return;
+    answers.set(step, out.value);
+    await queue(async () => {
+      if (mine !== generation) return;
+      data = out.value;
+      error = null;
+      showLoadError(panel, null);
+      await render(data);
+      if (mine !== generation) return;
+      panel.dataset.step = String(data.step);
+      delete panel.dataset.stale;
+    });
+  }
+
+  whenVisible(panel, () => {
+    started = true;
+    panel.dataset.state = "loading";
+    loadTimeline().then(load).catch((e) => failed(panel, e));
+  });
+  onStepChange(() => {
+    if (started) load();
+  });
+  return {
+    redraw() {
+      if (error) failed(panel, error);
+      return data ? queue(() => render(data)) : Promise.resolve();
+    },
+  };
+}
 
 export function createShippedPanels() {
   const loaded = new Map(); // panel selector -> data
@@ -203,11 +311,18 @@ export function createShippedPanels() {
         .catch((error) => failed(panel, error));
     });
   }
+  // A shared link with step= shows that step in the ablation panel too: the timeline says whether it ships.
+  if (new URLSearchParams(location.search).has("step")) loadTimeline();
+  const stepped = STEPPED.map(([selector, name, render]) => steppedPanel(selector, name, render));
   return {
-    /** The language changed: redraw whatever has arrived. */
+    /** The language changed: redraw whatever has arrived, and word the sliders again. */
     redraw() {
-      return Promise.all(PANELS.filter(([selector]) => loaded.has(selector))
-        .map(([selector, , render]) => render(loaded.get(selector)).catch((error) => failed($(selector), error))));
+      repaint();
+      return Promise.all([
+        ...PANELS.filter(([selector]) => loaded.has(selector))
+          .map(([selector, , render]) => render(loaded.get(selector)).catch((error) => failed($(selector), error))),
+        ...stepped.map((panel) => panel.redraw()),
+      ]);
     },
   };
 }

@@ -1,5 +1,6 @@
 // The page state and its home, the URL query: a, b, pos, layer, heads, weights, n_layer, causal,
-// posinfo, align, the relative panel's rel_first, rel_second, rel_layer, rel_head, and lang.
+// posinfo, align, the relative panel's rel_first, rel_second, rel_layer, rel_head, the training step (step),
+// and lang.
 // A teacher copies the address bar and the class sees the same plots; the #fragment picks the panel.
 
 // The values a control allows are the server's (/api/options) as templates/_controls.html rendered them:
@@ -78,9 +79,40 @@ export function toSearch(state) {
   for (const key of ["first", "second", "layer", "head"]) {
     if (state.rel[key] !== DEFAULTS.rel[key]) q.set(`rel_${key}`, String(state.rel[key]));
   }
+  if (trainingStep.get() !== null) q.set("step", String(trainingStep.get()));
   q.set("lang", state.lang);
   return `?${q}`;
 }
+
+// The training step the gallery and the position-similarity panel show (step-control.js): one value for both
+// panels, kept here rather than in main.js's state so a slider move needs no new comparison. null is the end of
+// training, the shipped checkpoints, and leaves step= out of the URL. Read from the URL when first asked, as
+// the page's first writeUrl comes before the control exists.
+let step;
+const stepListeners = new Set();
+
+/** A step from a query string: a whole number, or null when absent or not one. */
+export function readStep(search) {
+  const n = Number.parseInt(new URLSearchParams(search).get("step") ?? "", 10);
+  return Number.isInteger(n) && n >= 0 ? n : null;
+}
+
+export const trainingStep = {
+  get() {
+    if (step === undefined) step = readStep(location.search);
+    return step;
+  },
+  /** Set the step (null: the last); every listener hears of a change. */
+  set(next) {
+    if (next === this.get()) return;
+    step = next;
+    for (const listener of stepListeners) listener(step);
+  },
+  subscribe(listener) {
+    stepListeners.add(listener);
+    return () => stepListeners.delete(listener);
+  },
+};
 
 export function sameState(x, y) {
   return toSearch(x) === toSearch(y);

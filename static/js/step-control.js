@@ -1,0 +1,139 @@
+// The training-step slider ("watch the heads form"): one control in the gallery and one in the
+// position-similarity panel, both bound to the one step kept in state.js (and in the URL as step=).
+// The steps that ship, and what formed when, come from GET /api/snapshots; the page never decides
+// which steps exist. A weights folder without snapshots ships the last step only: the slider stays hidden.
+
+import { ApiError, getShipped } from "./api.js";
+import { $, $$, show } from "./dom.js";
+import { grouped, tr } from "./i18n.js";
+import { readStep, trainingStep } from "./state.js";
+
+let timeline = null; // /api/snapshots, once it has come
+let loading = null;
+let asked = null; // the step last handed to listeners: null is the end of training
+const listeners = new Set();
+
+/** The step the page asks the API for: a snapshot's step, or null for the shipped checkpoints. */
+export function askedStep() {
+  const step = trainingStep.get();
+  if (!timeline || step === null || step === timeline.final_step || !timeline.steps.includes(step)) return null;
+  return step;
+}
+
+/** The step on screen, as a number (the last step when none is asked for); null before the timeline. */
+export function shownStep() {
+  return timeline ? askedStep() ?? timeline.final_step : null;
+}
+
+export function getTimeline() {
+  return timeline;
+}
+
+/** listener(step) runs when the step to ask for changes (null: the last). */
+export function onStepChange(listener) {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+function notify() {
+  const now = askedStep();
+  if (now === asked) return;
+  asked = now;
+  for (const listener of listeners) listener(now);
+}
+
+/** "step 1,000 of 10,000", with the language's digit grouping. */
+export function stepLabel(step) {
+  return tr("step_of", { step: grouped(step), final: grouped(timeline.final_step) });
+}
+
+/** Keep step= in the address bar as the rest of the explorer's state (replaced: a drag is not history). */
+function writeUrl() {
+  const q = new URLSearchParams(location.search);
+  const step = askedStep();
+  if (step === null) q.delete("step");
+  else q.set("step", String(step));
+  const search = q.toString();
+  history.replaceState(history.state, "", `${location.pathname}${search ? `?${search}` : ""}${location.hash}`);
+}
+
+/** Every slider shows the step on screen; each is shown only when there is more than one step. */
+function paint() {
+  const many = Boolean(timeline && timeline.steps.length > 1);
+  for (const control of $$("[data-step-control]")) {
+    show(control, many);
+    if (!many) continue;
+    const input = $("input[type=range]", control);
+    const index = timeline.steps.indexOf(shownStep());
+    input.max = String(timeline.steps.length - 1);
+    input.value = String(index);
+    const label = stepLabel(shownStep());
+    input.setAttribute("aria-valuetext", label);
+    $("output", control).textContent = label;
+    control.dataset.step = String(shownStep());
+  }
+}
+
+function bind() {
+  for (const control of $$("[data-step-control]")) {
+    const input = $("input[type=range]", control);
+    if (input.dataset.bound) continue;
+    input.dataset.bound = "1";
+    input.addEventListener("input", () => {
+      const step = timeline.steps[Number(input.value)];
+      trainingStep.set(step === timeline.final_step ? null : step);
+    });
+  }
+}
+
+/**
+ * Fetch /api/snapshots once and bind the sliders. A step in the URL that does not ship falls back to the
+ * last one. If the timeline cannot be had, the panels still show the shipped models, with no slider.
+ */
+export function loadTimeline() {
+  if (!loading) {
+    trainingStep.subscribe(() => {
+      writeUrl();
+      paint();
+      notify();
+    });
+    // Back and forward restore the step the address held.
+    window.addEventListener("popstate", () => trainingStep.set(readStep(location.search)));
+    loading = getShipped("snapshots")
+      .then((data) => { timeline = data; })
+      .catch((error) => { console.error(error); timeline = null; })
+      .then(() => {
+        bind();
+        if (timeline && trainingStep.get() !== null && askedStep() === null) trainingStep.set(null);
+        writeUrl();
+        paint();
+        notify();
+        return timeline;
+      });
+  }
+  return loading;
+}
+
+/** The language changed: the labels are worded again. */
+export function repaint() {
+  paint();
+}
+
+/** GET /api/{name}?step=N (no step: the shipped models); a 422 keeps its detail, for errors.js to word. */
+export async function getAtStep(name, step, signal) {
+  const url = step === null ? `/api/${name}` : `/api/${name}?step=${encodeURIComponent(step)}`;
+  const response = await fetch(url, { signal, headers: { Accept: "application/json" } });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const detail = Array.isArray(data?.detail) ? data.detail : [];
+    const fields = detail.filter((d) => Array.isArray(d.loc) && d.loc.includes("step"))
+      .map((d) => ({ field: "step", msg: String(d.msg ?? ""), type: d.type, ctx: d.ctx }));
+    throw new ApiError(response.status, fields, fields.length ? [] : [{ msg: response.statusText }]);
+  }
+  return data;
+}
