@@ -10,7 +10,8 @@ const pct = (share) => tr("percent", { value: Math.round(100 * share) });
 const stepText = (step) => grouped(step);
 const at = (rows, step) => rows.find((row) => row.step === step);
 
-/** Layer 1's previous-character head: from which step it stays, and what it is at the step on screen. */
+/** Layer 1's previous-character head: from which step it stays, and what it is at the step on screen. The
+ * paragraph's first sentence names the mode; the others are about the same model. */
 function previousHead(model, step, named) {
   const mode = tr(`step_with_${model.position}`);
   const row = at(model.previous_head, step);
@@ -24,11 +25,9 @@ function previousHead(model, step, named) {
 
 /** Heads that look at the parallel character one line up (line_above). */
 function coupletHeads(model, step) {
-  const mode = tr(`step_with_${model.position}`);
   const row = at(model.couplet_heads, step);
   const from = model.findings.couplet_heads;
-  const when = from === null ? tr("step_couplet_never", { mode })
-    : tr("step_couplet_from", { mode, from: stepText(from) });
+  const when = from === null ? tr("step_couplet_never") : tr("step_couplet_from", { from: stepText(from) });
   const heads = [...row.heads].sort((a, b) => b.share - a.share)
     .map((h) => tr("step_head_share", { name: tr("ablation_head_short", { layer: h.layer, head: h.head }), share: pct(h.share) }));
   const now = heads.length ? tr("step_couplet_at", { step: stepText(step), heads: heads.join(tr("ablation_list_sep")) })
@@ -38,9 +37,8 @@ function coupletHeads(model, step) {
 
 /** How flat layer 1 is by distance: at every step (the server's layer1_flat), and at the step on screen. */
 function layerOne(model, step) {
-  const mode = tr(`step_with_${model.position}`);
   const row = at(model.layer1, step);
-  const whole = tr(model.findings.layer1_flat ? "step_flat_always" : "step_flat_not_always", { mode });
+  const whole = tr(model.findings.layer1_flat ? "step_flat_always" : "step_flat_not_always");
   const vars = { step: stepText(step), head: row.head, offset: row.offset, share: pct(row.share) };
   return sentences([whole, tr(row.flat ? "step_flat_at_yes" : "step_flat_at_no", vars)]);
 }

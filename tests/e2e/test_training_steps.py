@@ -78,8 +78,8 @@ def gallery_findings(tl: dict, step: int, texts: dict, lang: str) -> dict[str, s
                           named=pct(tl["named"], texts)))
         couplets = next(r for r in model["couplet_heads"] if r["step"] == step)["heads"]
         first = model["findings"]["couplet_heads"]
-        parts.append(fill(texts["step_couplet_never"], mode=mode) if first is None
-                     else fill(texts["step_couplet_from"], mode=mode, **{"from": grouped(first, lang)}))
+        parts.append(texts["step_couplet_never"] if first is None
+                     else fill(texts["step_couplet_from"], **{"from": grouped(first, lang)}))
         names = [fill(texts["step_head_share"], share=pct(h["share"], texts),
                       name=fill(texts["ablation_head_short"], layer=h["layer"], head=h["head"]))
                  for h in sorted(couplets, key=lambda h: -h["share"])]
@@ -87,8 +87,7 @@ def gallery_findings(tl: dict, step: int, texts: dict, lang: str) -> dict[str, s
                      else fill(texts["step_couplet_at_none"], step=st))
         if model["position"] == "none":
             row = next(r for r in model["layer1"] if r["step"] == step)
-            parts.append(fill(texts["step_flat_always" if model["findings"]["layer1_flat"] else "step_flat_not_always"],
-                              mode=mode))
+            parts.append(texts["step_flat_always" if model["findings"]["layer1_flat"] else "step_flat_not_always"])
             parts.append(fill(texts["step_flat_at_yes" if row["flat"] else "step_flat_at_no"], step=st,
                               head=row["head"], offset=row["offset"], share=pct(row["share"], texts)))
         out[model["position"]] = plain(say(texts, parts))
