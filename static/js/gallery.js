@@ -46,7 +46,7 @@ function signed(value) {
 }
 
 /** What turning the head off costs on the validation poems: a sentence, and a bar per kind of next character. */
-function ablationPart(head) {
+function ablationPart(head, reuse) {
   if (!head.ablation) return { nodes: [], plot: null };
   const a = head.ablation;
   const parts = KINDS.map((k) => tr("gallery_ablation_kind", { kind: tr(`ablation_kind_${k}`), v: signed(a.by_kind[k]) }));
@@ -54,17 +54,21 @@ function ablationPart(head) {
     className: "gallery-head__ablation",
     text: tr("gallery_ablation", { v: signed(a.loss_increase), kinds: parts.join(tr("ablation_list_sep")) }),
   });
-  const plot = el("div", { className: "plot plot--gallery-ablation", attrs: { "aria-hidden": "true" } });
+  const plot = reuse ?? el("div", { className: "plot plot--gallery-ablation", attrs: { "aria-hidden": "true" } });
   return { nodes: [text, plot], plot };
 }
 
-function headCard(position, layer, head, range) {
+/**
+ * reuse: the charts this head's card had before (another training step), redrawn in place: Plotly updates a
+ * chart it already drew much faster than it draws a new one, so the slider answers sooner.
+ */
+function headCard(position, layer, head, range, reuse = {}) {
   const caption = el("figcaption", { className: "gallery-head__caption" }, [
     el("span", { className: "gallery-head__name", text: tr("gallery_head", { layer: layer.layer, head: head.head }) }),
     el("span", { className: "gallery-head__sentence", text: head.summary[document.documentElement.lang] ?? head.summary.en }),
   ]);
-  const plot = el("div", { className: "plot plot--gallery", attrs: { "aria-hidden": "true" } });
-  const ablation = ablationPart(head);
+  const plot = reuse.plot ?? el("div", { className: "plot plot--gallery", attrs: { "aria-hidden": "true" } });
+  const ablation = ablationPart(head, reuse.ablation);
   const toggle = el("button", {
     type: "button", className: "button gallery-switch", dataset: { position, layer: String(layer.layer), head: String(head.head) },
     onclick: () => headsOff.toggle(layer.layer, head.head),
@@ -109,7 +113,13 @@ headsOff.subscribe(wordSwitches);
 
 /** Draw the gallery into #gallery. Charts are static images: the sentence is their text. */
 export async function renderGallery(data, chosen) {
-  const root = clear($("#gallery"));
+  const root = $("#gallery");
+  const cardKey = (position, layer, head) => `${position}-${layer}-${head}`;
+  const previous = new Map($$(".gallery-head", root).map((f) => [
+    cardKey(f.dataset.position, f.dataset.layer, f.dataset.head),
+    { plot: $(".plot--gallery", f) ?? undefined, ablation: $(".plot--gallery-ablation", f) ?? undefined },
+  ]));
+  clear(root);
   const models = [...(data.models ?? [])].sort((a, b) => (a.position === chosen ? -1 : b.position === chosen ? 1
     : MODE_ORDER.indexOf(a.position) - MODE_ORDER.indexOf(b.position)));
   const top = 1.05 * Math.max(...models.flatMap((m) => m.layers.flatMap((l) => l.heads.flatMap((h) => h.by_offset))));
@@ -122,7 +132,8 @@ export async function renderGallery(data, chosen) {
   const drawn = [];
   for (const m of models) {
     const range = ablationRange(m);
-    const cards = m.layers.flatMap((layer) => layer.heads.map((head) => headCard(m.position, layer, head, range)));
+    const cards = m.layers.flatMap((layer) => layer.heads.map((head) => headCard(m.position, layer, head, range,
+      previous.get(cardKey(m.position, layer.layer, head.head)))));
     root.append(el("section", {
       className: `gallery-mode${m.position === chosen ? " is-chosen" : ""}`,
       dataset: { position: m.position },
