@@ -35,7 +35,7 @@ def rhythm(by_lag: torch.Tensor) -> dict:
     """The table's period and whether it stands out: its rows `period` apart are RHYTHM_MARGIN more alike
     than the rows at the median lag (from lag 3, as period reads it)."""
     lag = period(by_lag)
-    baseline = float(by_lag[3:].median())
+    baseline = float(by_lag[3:].quantile(0.5))  # the mean of the two middle lags (62 lags), as the usual median
     return {"by_lag": by_lag.tolist(), "period": lag, "at_period": float(by_lag[lag]), "median": baseline,
             "shows": float(by_lag[lag]) - baseline >= RHYTHM_MARGIN}
 
