@@ -1,0 +1,99 @@
+"""The training snapshots are the shipped runs stopped early, and snapshots.json measures them as heads.json
+measures the shipped checkpoints."""
+
+import json
+
+import pytest
+import torch
+
+from model.assets import SNAPSHOT_STEPS, SNAPSHOTS_PATH, TRAINING_RESULTS_PATH, checkpoint_path, snapshot_path
+from model.checkpoint import load_checkpoint
+from model.corpus import load_text
+from model.heads import KINDS, ablation_statistics, head_statistics
+from model.train import CHECK_WINDOWS, evaluate, load_data, window_offsets
+
+POSITIONS = ("learned", "rope", "none")
+SNAPSHOTS = [(p, step) for p in POSITIONS for step in SNAPSHOT_STEPS]
+
+
+@pytest.fixture(scope="module")
+def val():
+    data = load_data()
+    return data.val, load_text("val")
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return {(m["position"], s["step"]): s
+            for m in json.loads(SNAPSHOTS_PATH.read_text(encoding="utf-8"))["models"] for s in m["snapshots"]}
+
+
+@pytest.mark.parametrize(("position", "step"), SNAPSHOTS)
+def test_a_snapshot_is_the_shipped_run_at_that_step(position, step):
+    """Same config as the shipped checkpoint (its output path aside), and the same records up to that step."""
+    _, _, meta = load_checkpoint(snapshot_path(position, step))
+    _, _, final = load_checkpoint(checkpoint_path(position))
+    assert meta["step"] == step
+    assert {k: v for k, v in meta["train_config"].items() if k != "out"} == \
+        {k: v for k, v in final["train_config"].items() if k != "out"}
+    run = next(r for r in json.loads(TRAINING_RESULTS_PATH.read_text(encoding="utf-8"))["runs"]
+               if r["command"] == final["command"])
+    kept = [i for i, s in enumerate(run["steps"]) if s <= step]
+    assert meta["record"]["steps"] == [run["steps"][i] for i in kept]
+    assert meta["record"]["val_loss"] == [run["val_loss"][i] for i in kept]
+    assert meta["record"]["train_loss"] == [run["train_loss"][i] for i in kept]
+
+
+@pytest.mark.parametrize(("position", "step"), SNAPSHOTS)
+def test_a_snapshots_val_loss_is_its_own(val, position, step):
+    ids, _ = val
+    model, _, meta = load_checkpoint(snapshot_path(position, step))
+    offsets = window_offsets(len(ids), model.config.block_size, model.config.block_size)
+    assert meta["val_slice"]["windows"] == len(offsets)
+    assert evaluate(model, ids, offsets[:CHECK_WINDOWS]) == pytest.approx(meta["check"]["val_loss"], abs=1e-5)
+
+
+@pytest.mark.parametrize(("position", "step"), SNAPSHOTS)
+def test_recorded_attention_agrees_with_a_fresh_run_on_part_of_the_split(val, measured, position, step):
+    """The first 64 windows (7,168 queries) against the whole split's figures: within 0.05 at each offset."""
+    ids, text = val
+    model, _, _ = load_checkpoint(snapshot_path(position, step))
+    fresh = head_statistics(model, ids, text, n_windows=64)
+    got = measured[(position, step)]
+    assert got["windows"] == (len(ids) - 1) // model.config.block_size
+    for layer, want_layer in zip(got["layers"], fresh["layers"]):
+        for h, w in zip(layer["heads"], want_layer["heads"]):
+            assert h["by_offset"] == pytest.approx(w["by_offset"], abs=0.05)
+            assert h["line_above"] == pytest.approx(w["line_above"], abs=0.05)
+            assert h["entropy"] == pytest.approx(w["entropy"], abs=0.2)
+
+
+@pytest.mark.parametrize(("position", "step"), [("learned", 250), pytest.param("rope", 1000, marks=pytest.mark.slow),
+                                              pytest.param("none", 3000, marks=pytest.mark.slow)])
+def test_recorded_ablation_agrees_with_a_fresh_run_on_part_of_the_split(val, measured, position, step):
+    """As heads.json's test: a fresh run on the first 64 windows lands within 0.1 nats overall, 0.3 by kind."""
+    ids, text = val
+    model, _, _ = load_checkpoint(snapshot_path(position, step))
+    fresh = ablation_statistics(model, ids, text, n_windows=64)
+    got = measured[(position, step)]
+    assert got["ablation"]["windows"] == got["windows"], "the whole split"
+    pairs = zip((h["ablation"] for layer in got["layers"] for h in layer["heads"]),
+                (h["ablation"] for layer in fresh["layers"] for h in layer["heads"]))
+    for g, w in pairs:
+        assert g["loss_increase"] == pytest.approx(w["loss_increase"], abs=0.1)
+        for k in KINDS:
+            assert g["by_kind"][k] == pytest.approx(w["by_kind"][k], abs=0.3), k
+
+
+@pytest.mark.slow  # the whole validation split, one snapshot per mode
+@pytest.mark.parametrize(("position", "step"), [("learned", 500), ("rope", 250), ("none", 1000)])
+def test_recorded_attention_is_the_whole_split_of_the_snapshot(val, measured, position, step):
+    ids, text = val
+    torch.set_num_threads(2)
+    model, _, _ = load_checkpoint(snapshot_path(position, step))
+    fresh = head_statistics(model, ids, text)
+    got = measured[(position, step)]
+    for layer, want_layer in zip(got["layers"], fresh["layers"]):
+        for h, w in zip(layer["heads"], want_layer["heads"]):
+            assert h["by_offset"] == pytest.approx(w["by_offset"], abs=1e-6)
+            assert h["line_above"] == pytest.approx(w["line_above"], abs=1e-6)
