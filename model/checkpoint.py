@@ -9,7 +9,7 @@ import torch
 from model.gpt import GPT, GPTConfig
 from model.tokenizer import CharTokenizer
 
-# fp16 halves the files (the shipped set must stay under 20 MB); values near 0.02 keep
+# fp16 halves the files (with the training snapshots, the tracked files must stay under 60 MB); values near 0.02 keep
 # about 3 significant digits, and the recorded validation loss is measured after the round-trip.
 STORE_DTYPE = torch.float16
 TIED = "lm_head.weight"  # the same tensor as tok_emb.weight, so stored once

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from test_ablation_api import LINE, hooked_run
 
 from model.assets import SNAPSHOT_STEPS, SNAPSHOTS_PATH, WEIGHTS_DIR, snapshot_path
 from model.checkpoint import load_checkpoint
 from model.tokenizer import CharTokenizer
-from test_ablation_api import LINE, hooked_run
 
 FINAL = 10_000
 NAMED = 0.1  # the lesson's share worth naming: 5 times an even row's share of one key

@@ -2,6 +2,9 @@
 measures the shipped checkpoints."""
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 import torch
@@ -97,3 +100,11 @@ def test_recorded_attention_is_the_whole_split_of_the_snapshot(val, measured, po
         for h, w in zip(layer["heads"], want_layer["heads"]):
             assert h["by_offset"] == pytest.approx(w["by_offset"], abs=1e-6)
             assert h["line_above"] == pytest.approx(w["line_above"], abs=1e-6)
+
+
+def test_the_tracked_files_stay_under_60_mb():
+    """The snapshots are most of the repository's weight: everything git tracks must stay under 60 MB."""
+    root = Path(__file__).resolve().parents[2]
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout.split(b"\0")
+    total = sum((root / os.fsdecode(f)).stat().st_size for f in files if f and (root / os.fsdecode(f)).exists())
+    assert total < 60 * 2**20, f"{total / 2**20:.1f} MB tracked"
