@@ -157,7 +157,13 @@ def test_shipped_results(open_page, tools, server_url, empty):
     heads = page.evaluate(TRACES, "#training-heads")
     modes = page.evaluate(TRACES, "#training-modes")
     assert [tr["meta"] for tr in heads] == ["1", "4", "8"]
-    assert [tr["meta"] for tr in modes] == ["learned", "rope", "none"]
+    modes_order = ["learned", "rope", "none"]
+    assert [tr["meta"] for tr in modes] == [*modes_order, *(f"snapshot-{p}" for p in modes_order)]
+    # each snapshot's whole-split loss as dots on its mode's curve, the API's figures
+    timeline = fetch(server_url, "/api/snapshots")
+    by_mode = {m["position"]: m["val_loss"] for m in timeline["models"]}
+    for dots in modes[3:]:
+        assert dots["x"] == timeline["steps"] and dots["y"] == by_mode[dots["meta"].removeprefix("snapshot-")]
     rows = page.evaluate("""() => Array.from(document.querySelectorAll('#training-table tbody tr'),
         (tr) => Array.from(tr.children, (c) => c.textContent))""")
     assert len(rows) == 5, "each run once, the shared pos_emb 4-head run included"
