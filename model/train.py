@@ -6,6 +6,7 @@ TrainConfig: the same config gives the same curve, and a resumed run gives the s
 uninterrupted one.
 """
 
+import contextlib
 import math
 import pickle
 import shlex
@@ -21,6 +22,11 @@ from model.corpus import load_info, load_text, load_vocab
 from model.errors import ConfigError
 from model.gpt import GPT, GPTConfig, PositionMode
 from model.tokenizer import CharTokenizer
+
+try:
+    import fcntl
+except ImportError:  # Windows has no advisory locks: one process per run is then up to the user
+    fcntl = None
 
 BETAS = (0.9, 0.99)  # nanoGPT's choice for small character models: beta2 0.99 follows the few tokens per step
 EVAL_WINDOWS_PER_FORWARD = 16  # evaluation batch: results do not depend on it; 16 ran fastest on one CPU thread
@@ -168,7 +174,29 @@ def train(cfg: TrainConfig, data: Data | None = None, progress: bool = True, res
     resume continues from out + ".state"; stop_at ends the session after that step, leaving the state
     to resume from (a planned interruption, as the tests make). snapshots maps a step to a file that
     gets the weights as they are after that step, as a shipped checkpoint: the run itself is unchanged."""
-    data = data or load_data()
+    with _only_run(cfg):
+        return _train(cfg, data or load_data(), progress, resume, stop_at, snapshots)
+
+
+@contextlib.contextmanager
+def _only_run(cfg: TrainConfig):
+    """One process at a time per output: two runs of one config would write the same state and snapshot files
+    (a parent killed without its pool's workers leaves them training). The lock goes with the process."""
+    if not cfg.out or fcntl is None:
+        yield
+        return
+    lock_path = Path(f"{cfg.out}.lock")
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(f"another process is training {cfg.out} (it holds {lock_path})") from None
+        yield
+
+
+def _train(cfg: TrainConfig, data: Data, progress: bool, resume: bool, stop_at: int | None,
+           snapshots: dict[int, Path] | None) -> dict:
     device = resolve_device(cfg.device)
     model = GPT(cfg.model_config(data.tokenizer.vocab_size), seed=cfg.seed).to(device)
     optimizer = make_optimizer(model, cfg)

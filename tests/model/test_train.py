@@ -141,3 +141,15 @@ def test_snapshots_are_the_run_at_those_steps_and_leave_it_unchanged(data, tmp_p
     assert meta["record"]["val_loss"] == expected["val_loss"][:3]
     # Its validation loss is measured as a shipped checkpoint's: every window of the validation text.
     assert meta["val_slice"]["windows"] == len(window_offsets(len(data.val), TINY.block_size, TINY.block_size))
+
+
+def test_a_second_process_cannot_train_the_same_run(data, tmp_path):
+    """Two runs of one output would write the same state: the second is refused while the first holds it."""
+    import fcntl
+
+    cfg = replace(TINY, out=str(tmp_path / "run.pt"))
+    with open(tmp_path / "run.pt.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as another process training this run would
+        with pytest.raises(ValueError, match="another process is training"):
+            train(cfg, data, progress=False)
+    assert train(cfg, data, progress=False, stop_at=5)["steps"] == [0]  # free again once released
