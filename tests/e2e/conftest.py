@@ -231,6 +231,18 @@ class Tools:
     """Waiting, reading and screenshot helpers, handed to the tests by the `tools` fixture."""
 
     @staticmethod
+    def reveal(page, selector: str, timeout: float = WAIT_TIMEOUT) -> None:
+        """Scroll a lazy panel into view and wait until it has drawn. A panel above it may grow after the
+        scroll (a gallery drawing, the training-step slider appearing) and push it out of view before it
+        starts loading, so it is scrolled to again while it has not started."""
+        page.locator(selector).scroll_into_view_if_needed()
+        Tools.wait_until(page, """(s) => {
+            const panel = document.querySelector(s);
+            if (panel.dataset.state === "idle") panel.scrollIntoView({ block: "center" });
+            return panel.dataset.state === "ready";
+        }""", selector, timeout, message=f"{selector} never became ready")
+
+    @staticmethod
     def wait_until(page, expression: str, arg=None, timeout: float = WAIT_TIMEOUT, message: str = ""):
         deadline = time.monotonic() + timeout
         while True:

@@ -34,15 +34,7 @@ def choose_position(tools, page, value: str):
 
 def reveal(tools, page, name: str) -> None:
     """Scroll a lazy panel into view and wait until it has drawn its data (or its note)."""
-    selector = LAZY[name]
-    page.locator(selector).scroll_into_view_if_needed()
-    # A panel above may grow after this scroll (the training-step slider appears once /api/snapshots answers)
-    # and push this one out of view before it starts loading: scroll to it again while it has not started.
-    tools.wait_until(page, """(s) => {
-        const panel = document.querySelector(s);
-        if (panel.dataset.state === "idle") panel.scrollIntoView({ block: "center" });
-        return panel.dataset.state === "ready";
-    }""", selector, message=f"{selector} never became ready")
+    tools.reveal(page, LAZY[name])
 
 
 def drawn(page, selector: str) -> bool:

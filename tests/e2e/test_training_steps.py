@@ -273,8 +273,7 @@ def test_on_a_phone_the_slider_fits_and_moves(open_page, tools, timeline):
 
 def test_snapshot_losses_are_dots_on_the_training_curves(open_page, server_url, tools, timeline):
     page = open_page("/?lang=en")
-    page.locator("#panel-training").scroll_into_view_if_needed()
-    page.wait_for_selector('#panel-training[data-state="ready"]')
+    tools.reveal(page, "#panel-training")
     dots = page.evaluate("""() => document.querySelector('#training-modes').data
         .filter((t) => String(t.meta).startsWith('snapshot-'))
         .map((t) => ({meta: t.meta, x: Array.from(t.x), y: Array.from(t.y)}))""")
