@@ -5,6 +5,8 @@ A snapshot is the shipped run itself stopped after that many steps (scripts/trai
 curve against the shipped one); the last step is the shipped checkpoint, so its figures are heads.json's.
 """
 
+from functools import lru_cache
+
 from app.errors import InputError
 from app.registry import ModelRegistry
 from app.services.positions import position_similarity
@@ -111,8 +113,10 @@ def _by_step(registry: ModelRegistry, position: str, at: list[int]) -> dict:
                          "layer1_flat": all(row["flat"] for row in layer1)}}
 
 
+@lru_cache(maxsize=2)
 def timeline(registry: ModelRegistry) -> dict:
-    """What formed when, for every shipped position mode, from each step's measured numbers."""
+    """What formed when, for every shipped position mode, from each step's measured numbers. Fixed for the life
+    of the process (the shipped files do not change), so computed once, as position_similarity."""
     at = steps(registry)
     models = [_by_step(registry, p, at) for p in POSITIONS
               if all(_model_at(registry, p, step) is not None for step in at)]
