@@ -398,6 +398,8 @@ def _judge_ablate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
         return {"outcome": None, "reason": "no_results", "figures": {}}
     if setup["weights"] != "trained":  # the corpus figures are the trained heads'
         return {"outcome": None, "reason": "ablate_trained_only", "figures": {}}
+    if not setup["causal"]:  # ... measured with the causal mask on, as the models were trained
+        return {"outcome": None, "reason": "ablate_causal_only", "figures": {}}
     head = previous_character_head(model["layers"][0]["heads"])
     if head is None:  # none has no previous-character head (1.8% one back)
         return {"outcome": None, "reason": "no_previous_head", "figures": {}}

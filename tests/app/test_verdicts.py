@@ -347,3 +347,6 @@ def test_the_ablate_step_reads_the_previous_character_heads_corpus_figures(clien
     assert all(by_kind[got["outcome"]] - by_kind[k] < 0.1 for k in got["accepted"])
     random = client.post("/api/lesson/ablate/verdict", json={"position": position, "weights": "random"}).json()
     assert random["outcome"] is None and random["reason"] == "ablate_trained_only"
+    # The corpus figures were measured with the causal mask on: with it off they say nothing of the model shown.
+    unmasked = client.post("/api/lesson/ablate/verdict", json={"position": position, "causal": False}).json()
+    assert unmasked["outcome"] is None and unmasked["reason"] == "ablate_causal_only"
