@@ -6,7 +6,7 @@ import os
 import sys
 
 # Each command's module, imported only when needed: `serve` must not load torch in uvicorn's
-# supervisor process, which would then hold its memory and start the workers later (README, Benchmark).
+# supervisor process, which would then hold its memory and start the workers later (docs/benchmarks.md).
 COMMANDS = {
     "lesson": "app.commands.lesson",
     "serve": "app.commands.serve",

@@ -52,7 +52,7 @@ def static_dir(request: Request) -> Path:
 
 def compare_path(request: Request) -> tuple[ResponseCache, Batcher]:
     """/api/compare's cache and batcher by a plain call, not by Depends: each dependency is one more call on
-    the event loop per request, a measurable share of a cached answer's time (README, Benchmark)."""
+    the event loop per request, a measurable share of a cached answer's time (docs/benchmarks.md)."""
     return request.app.state.cache, request.app.state.batcher
 
 

@@ -26,7 +26,7 @@ GZIP_THREAD_MIN_BYTES = 128 * 1024
 class Encoded:
     """One answer's JSON, and its gzip form, made on the first request that accepts gzip and then kept
     with the answer: browsers always ask for gzip, and compressing an answer again for every request
-    costs more than the rest of a cached answer's request (README, Benchmark). Used from the event
+    costs more than the rest of a cached answer's request (docs/benchmarks.md). Used from the event
     loop only."""
 
     __slots__ = ("json", "_gzip")

@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.join_limit = join_limit(settings.joins_per_minute)
         # The models, vocabulary and tables loaded above are about 200,000 objects that live as long as the
         # worker. A full collection scanned them all, stopping the event loop; frozen, they are skipped by every
-        # collection (README, Benchmark: gc.freeze).
+        # collection (docs/benchmarks.md: gc.freeze).
         gc.collect()
         gc.freeze()
         yield

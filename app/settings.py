@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = Field(
         0, description="Requests per minute per client address on /api; 0 = off, since a classroom shares one address."
     )
-    # Class mode (README "Class mode"): where its state lives, and its limits.
+    # Class mode (docs/class-mode.md): where its state lives, and its limits.
     data_dir: Path = Field(default_factory=_default_data_dir,
                            description="Folder of classes.db (SQLite, WAL), shared by the workers of one machine.")
     redis_url: str | None = Field(None, description="redis://host:port/db: classes in Redis, for several replicas.")

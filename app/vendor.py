@@ -1,6 +1,6 @@
 """Plotly.js, vendored so no page needs a CDN: plotly.js 4.1.1 (the version the Python plotly package
 ships) built by scripts/build_plotly.sh with the traces the pages draw (heatmap, scatter, bar) and nothing
-else: npm's cartesian bundle took longer to run before the first heatmap (README, Benchmark). Its licence lies beside
+else: npm's cartesian bundle took longer to run before the first heatmap (docs/benchmarks.md). Its licence lies beside
 it in static/vendor/. Compressed once at start-up and cached by the browser for a year under a URL that
 carries the version."""
 

@@ -1,5 +1,5 @@
 """Classroom benchmark: serve the app the README's way, load it from another process with wrk,
-and print a Markdown table for the README. Loopback only; every run is bounded in time.
+and print a Markdown table for docs/benchmarks.md. Loopback only; every run is bounded in time.
 
     python scripts/bench.py [--workers 2] [--duration 10] [--port PORT]
     python scripts/bench.py --only typing [--keystrokes 20]   # the keystroke-to-heatmap figure alone

@@ -12,7 +12,7 @@
    `--answer-window` seconds. Then the teacher's count must equal the answers sent: none lost.
 All students come from this one address: a server started here allows that (HP_JOINS_PER_MINUTE); one
 given by --url needs HP_JOINS_PER_MINUTE of at least --students.
-The README's "Class mode" section quotes its output.
+docs/class-mode.md quotes its output.
 """
 
 import argparse

@@ -1,4 +1,4 @@
-"""Class mode's API: the teacher leads, the students join and answer (README "Class mode")."""
+"""Class mode's API: the teacher leads, the students join and answer (docs/class-mode.md)."""
 
 import hmac
 from collections.abc import Awaitable
@@ -36,7 +36,7 @@ async def guarded(request: Request, code: ClassCode) -> str:
 
 def address(request: Request) -> str:
     """The client's address: behind a proxy, the one uvicorn read from X-Forwarded-For, which it trusts only
-    from the addresses in FORWARDED_ALLOW_IPS (README "Behind a proxy")."""
+    from the addresses in FORWARDED_ALLOW_IPS (docs/class-mode.md, "Behind a proxy")."""
     return request.client.host if request.client else "?"
 
 

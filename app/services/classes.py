@@ -263,7 +263,7 @@ class AddressWindow:
 
 def join_guard(per_minute: int) -> AddressWindow:
     """Unknown codes per address: only misses count, so a whole class behind one address joins freely;
-    guessing stays slow (README "Class mode" has the numbers)."""
+    guessing stays slow (docs/class-mode.md has the numbers)."""
     return AddressWindow(per_minute, 60.0, "too_many_unknown_codes",
                          "too many unknown class codes from this address: wait {wait} s and check the code")
 

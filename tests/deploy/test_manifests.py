@@ -116,7 +116,7 @@ def test_container_runs_the_image_on_port_8000(container):
 
 
 def test_probes_use_the_apps_health_routes(container):
-    # Only the models: a pod stays in the Service while class mode's Redis is down (README "Class mode").
+    # Only the models: a pod stays in the Service while class mode's Redis is down (docs/class-mode.md).
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz?part=models"
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["startupProbe"]["httpGet"]["path"] == "/healthz"

@@ -1,6 +1,6 @@
 """Typing is live (issue 21): a keystroke is sent without waiting for a pause, only the maps that changed are
 drawn again, and fast typing still ends on the answer for the lines in the boxes, in the explorer and in
-the lesson. No timing is asserted here: the figures are scripts/bench.py's (README, Benchmark)."""
+the lesson. No timing is asserted here: the figures are scripts/bench.py's (docs/benchmarks.md)."""
 
 import json
 import random
