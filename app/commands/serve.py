@@ -56,7 +56,8 @@ def run(args) -> int:
                     timeout_graceful_shutdown=5, timeout_worker_healthcheck=30)
     # uvicorn.run supervises only from two workers up; with one it serves in this very process, and a
     # crash of that process ends the app. So the supervisor always runs: it holds the socket (connections
-    # wait in its backlog meanwhile) and starts a new worker when one dies. It imports no torch (docs/benchmarks.md: its size).
+    # wait in its backlog meanwhile) and starts a new worker when one dies. It imports no torch
+    # (docs/benchmarks.md: its size).
     supervisor = Supervisor(config, sockets=[config.bind_socket()])
     supervisor.run()
     # A worker that could not start (port, weights, app) would fail the same way on every restart.
