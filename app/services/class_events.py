@@ -5,6 +5,11 @@ A stream waits on its class's `changed` event, which the watcher replaces and se
 waking 300 streams costs one set(), and a stream that was busy writing never misses the latest state.
 While the store does not answer, the streams stay open and say so (an `outage` event); when it answers
 again they send `back` and the class's state as it is then.
+
+A store can also stop answering without an error: a Redis paused (SIGSTOP) or a SQLite file held locked leave a
+subscription or a poll waiting in silence. So while any class is watched, one heartbeat per process pings the
+store; a ping unanswered for STALL_SECONDS, or refused, puts every channel in outage, and the first answer after
+it sends each channel's state again.
 """
 
 import asyncio
@@ -18,6 +23,10 @@ from app.stores import ClassState, ClassStore
 
 log = logging.getLogger("heads_positions")
 RETRY_SECONDS = 1.0  # after the store failed (Redis restarting): try again, streams keep their last state
+HEARTBEAT_SECONDS = 1.0  # between two pings of the store while a class is watched
+# A ping unanswered this long means the store has stopped answering. Local pings take milliseconds, even with
+# 300 students answering; with HEARTBEAT_SECONDS the outage reaches every stream within about 4 s.
+STALL_SECONDS = 3.0
 
 
 class Channel:
@@ -39,6 +48,8 @@ class Broadcaster:
     def __init__(self, store: ClassStore):
         self.store = store
         self.channels: dict[str, Channel] = {}
+        self.heartbeat: asyncio.Task | None = None
+        self.down = False  # the heartbeat found the store silent or refusing
 
     @contextlib.asynccontextmanager
     async def listen(self, code: str, state: ClassState) -> AsyncIterator[Channel]:
@@ -47,6 +58,8 @@ class Broadcaster:
         if channel is None:
             channel = self.channels[code] = Channel(state)
             channel.task = asyncio.create_task(self._watch(code, channel))
+            if self.heartbeat is None or self.heartbeat.done():
+                self.heartbeat = asyncio.create_task(self._heartbeat())
         channel.listeners += 1
         try:
             yield channel
@@ -77,8 +90,56 @@ class Broadcaster:
                 log.exception("class %s: watching the store failed; retrying", code)
             await asyncio.sleep(RETRY_SECONDS)
 
+    async def _heartbeat(self) -> None:
+        """Ping the store while any class is watched; one ping at a time, so a stalled store is not sent a queue
+        of them (a SQLite ping waits its turn on the store's one connection)."""
+        loop = asyncio.get_running_loop()
+        ping, sent = None, 0.0
+        while self.channels:
+            if ping is None:
+                ping, sent = asyncio.ensure_future(self.store.ping()), loop.time()
+            await asyncio.wait({ping}, timeout=HEARTBEAT_SECONDS)
+            if ping.done():
+                error = ping.exception()
+                ping = None
+                if error is None:
+                    await self._answered()
+                elif isinstance(error, self.store.unavailable):
+                    self._silent(error)
+                else:  # a bug worth its traceback; the heartbeat goes on
+                    log.error("pinging the class store failed", exc_info=error)
+                await asyncio.sleep(HEARTBEAT_SECONDS)
+            elif loop.time() - sent > STALL_SECONDS:
+                self._silent(TimeoutError(f"no answer to a ping for {STALL_SECONDS:g} s"))
+        if ping is not None:
+            ping.cancel()
+
+    def _silent(self, error: BaseException) -> None:
+        if not self.down:
+            log.warning("the class store (%s) does not answer (%s); the class streams wait", self.store.name, error)
+        self.down = True
+        for channel in self.channels.values():
+            if not channel.outage:
+                channel.publish(channel.state, outage=True)
+
+    async def _answered(self) -> None:
+        """After a silence: each channel's state as it is now. A watcher waiting on a poll or a subscription
+        that lived through the pause would only speak at the next change."""
+        if not self.down:
+            return
+        self.down = False
+        for code, channel in list(self.channels.items()):
+            if channel.outage:
+                try:
+                    channel.publish(await self.store.state(code, time.time()))
+                except self.store.unavailable:
+                    channel.publish(channel.state, outage=True)
+                    self.down = True
+
     async def close(self) -> None:
         tasks = [channel.task for channel in self.channels.values()]
+        if self.heartbeat is not None:
+            tasks.append(self.heartbeat)
         for task in tasks:
             task.cancel()
         self.channels.clear()

@@ -59,8 +59,16 @@ class RedisServer:
                 pytest.fail(f"redis-server did not answer on port {self.port}")
             time.sleep(0.05)
 
+    def pause(self) -> None:
+        """SIGSTOP: the server keeps its connections open and answers nothing, as a stalled machine would."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.proc.send_signal(signal.SIGCONT)
+
     def stop(self) -> None:
         if self.proc is not None:
+            self.proc.send_signal(signal.SIGCONT)  # a paused server would not act on SIGTERM
             self.proc.terminate()
             self.proc.wait(timeout=10)
             self.proc = None

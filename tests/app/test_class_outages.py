@@ -4,6 +4,7 @@ class store, /readyz names the part that is down, the event streams say so, and 
 
 import asyncio
 import sqlite3
+import time
 
 import pytest
 from class_servers import RedisServer
@@ -122,3 +123,76 @@ def test_sqlite_locked_by_another_process_is_a_503_and_class_mode_comes_back(tmp
         assert (await classes.state(code)).joined == 1
         await store.close()
     asyncio.run(run())
+
+
+async def _outage_and_back(store, classes, pause, resume) -> float:
+    """Open a teacher's and a student's stream, pause the store, and return how long it took both to say
+    `outage`; after resume, both say `back` with the class's state, and a later move reaches them."""
+    code, _ = await classes.create(None)
+    await classes.set_step(code, 3)
+    state = await classes.state(code)
+    broadcaster = Broadcaster(store)
+    streams = [event_stream(broadcaster, code, state, teacher_view=view, keepalive=0.5) for view in (True, False)]
+    for stream in streams:
+        assert '"step": 3' in await anext(stream)
+
+    async def next_event(stream):
+        """The next event that is not a keep-alive comment, within 15 s."""
+        async def skip_keepalives():
+            while (text := await anext(stream)) == ": keep-alive\n\n":
+                pass
+            return text
+        return await asyncio.wait_for(skip_keepalives(), 15)
+
+    pause()
+    paused = time.monotonic()
+    try:
+        for stream in streams:
+            assert (await next_event(stream)).startswith("event: outage\n")
+        noticed = time.monotonic() - paused
+        await asyncio.sleep(max(0.0, PAUSE_SECONDS - noticed))
+    finally:
+        resume()
+    for stream in streams:
+        back = await next_event(stream)
+        assert back.startswith("event: back\n") and '"step": 3' in back, back
+    await classes.set_step(code, 5)
+    for stream in streams:
+        assert '"step": 5' in await next_event(stream)
+        await stream.aclose()
+    await broadcaster.close()
+    return noticed
+
+
+PAUSE_SECONDS = 10  # issue 30: a store paused for 10 s
+
+
+@pytest.mark.slow  # a real redis-server, paused for 10 s
+def test_a_paused_redis_is_an_outage_on_every_stream_within_5_seconds(tmp_path):
+    """SIGSTOP leaves every connection open and silent: no error reaches the pub/sub watcher, so only the
+    heartbeat's unanswered ping can tell (before it, idle screens showed nothing until someone acted)."""
+    async def run(redis):
+        store = RedisStore(redis.url, Lifetimes(3600, 3600))
+        noticed = await _outage_and_back(store, Classes(store, 10, 10, CreationLimit(10, 3600)),
+                                         redis.pause, redis.resume)
+        await store.close()
+        return noticed
+    redis = RedisServer().start()
+    try:
+        assert asyncio.run(run(redis)) < 5
+    finally:
+        redis.stop()
+
+
+@pytest.mark.slow  # holds the file locked for 10 s
+def test_a_sqlite_file_held_locked_is_an_outage_on_every_stream_within_5_seconds(tmp_path):
+    """With the default busy timeout (10 s) a locked file makes the poll wait without an error."""
+    holder = sqlite3.connect(tmp_path / "classes.db", isolation_level=None, check_same_thread=False)
+
+    async def run():
+        store = SqliteStore(tmp_path / "classes.db", Lifetimes(3600, 3600), 0.05)
+        noticed = await _outage_and_back(store, Classes(store, 10, 10, CreationLimit(10, 3600)),
+                                         lambda: holder.execute("BEGIN EXCLUSIVE"), lambda: holder.execute("ROLLBACK"))
+        await store.close()
+        return noticed
+    assert asyncio.run(run()) < 5
