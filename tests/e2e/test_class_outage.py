@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from class_pages import wait_connection, wait_panel
-from class_servers import Served
+from class_servers import Served, redis_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -117,3 +117,42 @@ def test_an_outage_is_said_on_every_screen_and_loses_no_answer(open_on, app_serv
     for page in students:
         wait_panel(page, tools, "step", str(ANSWER_STEP + 1))
     assert not teacher.is_visible("#class-status")
+
+
+def test_a_paused_redis_is_said_on_every_idle_screen_and_the_class_goes_on(browser, open_page, tools):
+    """Redis paused (SIGSTOP) for 10 s while nobody acts: before the store's heartbeat, idle screens showed
+    nothing. Now every screen says "reconnecting…", then "back", and the class goes on where it was."""
+    with redis_server() as redis, tempfile.TemporaryDirectory(prefix="hp-paused-") as folder:
+        server = Served({"HP_DATA_DIR": folder, "HP_REDIS_URL": redis.url}).start()
+        opener = type(open_page)(browser, server.url)
+        opener.allow("status of 503")  # a request that met the paused store
+        try:
+            teacher = opener(f"/lesson?step={ANSWER_STEP}&lang=en", locale="en-US", explorer=False)
+            tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
+            teacher.click("[data-class-start]")
+            tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test("
+                                      "document.querySelector('[data-class-code]').textContent)")
+            code = teacher.text_content("[data-class-code]")
+            students = [opener(f"/lesson?class={code}", width=390, height=844, locale=locale, explorer=False)
+                        for locale in ("zh-CN", "fr-FR")]
+            for page in students:
+                wait_panel(page, tools, "step", str(ANSWER_STEP))
+            wait_panel(teacher, tools, "joined", "2")
+
+            redis.pause()
+            try:
+                for page, lang in zip([teacher, *students], ["en", "zh", "fr"]):
+                    wait_connection(page, tools, "reconnecting", timeout=15)
+                    assert page.text_content("[data-class-connection]") == texts(lang)["class_reconnecting"]
+                teacher.wait_for_timeout(6000)  # the rest of the 10 s pause
+            finally:
+                redis.resume()
+            for page in (teacher, *students):
+                wait_connection(page, tools, "back", timeout=20)
+            teacher.click("#next-step")
+            for page in (teacher, *students):
+                wait_panel(page, tools, "step", str(ANSWER_STEP + 1))
+        finally:
+            found = opener.close()
+            server.stop()
+        assert not found, "the page reported problems:\n" + "\n".join(found)
