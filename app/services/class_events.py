@@ -25,7 +25,8 @@ log = logging.getLogger("heads_positions")
 RETRY_SECONDS = 1.0  # after the store failed (Redis restarting): try again, streams keep their last state
 HEARTBEAT_SECONDS = 1.0  # between two pings of the store while a class is watched
 # A ping unanswered this long means the store has stopped answering. Local pings take milliseconds, even with
-# 300 students answering; with HEARTBEAT_SECONDS the outage reaches every stream within about 3.5 s (issue 30 asks for 5).
+# 300 students answering; with HEARTBEAT_SECONDS the outage reaches every stream within about 3.5 s (issue 30
+# asks for 5).
 STALL_SECONDS = 2.5
 
 
