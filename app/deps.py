@@ -14,6 +14,7 @@ from app.registry import ModelRegistry
 from app.response_cache import ResponseCache
 from app.services.class_events import Broadcaster
 from app.services.classes import Classes
+from app.services.rate_limits import ClassLimits
 from app.settings import Settings
 from app.vendor import VendoredScript
 
@@ -56,14 +57,8 @@ def compare_path(request: Request) -> tuple[ResponseCache, Batcher]:
     return request.app.state.cache, request.app.state.batcher
 
 
-def join_guard(request: Request):
-    """Unknown codes per address (app.services.classes.join_guard)."""
-    return request.app.state.join_guard
-
-
-def join_limit(request: Request):
-    """New students per address (app.services.classes.join_limit)."""
-    return request.app.state.join_limit
+async def get_limits(request: Request) -> ClassLimits:
+    return request.app.state.limits
 
 
 def loaded(request: Request, name: str) -> Any | None:
@@ -77,3 +72,4 @@ Plotly = Annotated[VendoredScript, Depends(get_plotly)]
 Cache = Annotated[ResponseCache, Depends(get_cache)]
 ClassesDep = Annotated[Classes, Depends(get_classes)]
 Events = Annotated[Broadcaster, Depends(get_broadcaster)]
+Limits = Annotated[ClassLimits, Depends(get_limits)]

@@ -23,10 +23,11 @@ from app.response_cache import ResponseCache
 from app.routes import api, classes, health, lesson, pages
 from app.server.middleware import GuardMiddleware
 from app.services.class_events import Broadcaster
-from app.services.classes import ClassError, Classes, join_guard, join_limit
+from app.services.classes import ClassError, Classes
 from app.services.compare import batch_key, compare_many
+from app.services.rate_limits import ClassLimits
 from app.settings import Settings
-from app.stores import CreationLimit, open_store
+from app.stores import open_store
 from app.vendor import load_plotly
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,11 +52,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
                                     settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key)
         store = open_store(settings)
-        app.state.classes = Classes(store, settings.max_classes, settings.max_students,
-                                    CreationLimit(settings.classes_per_hour, 3600.0))
+        app.state.classes = Classes(store, settings.max_classes, settings.max_students)
         app.state.class_events = Broadcaster(store)
-        app.state.join_guard = join_guard(settings.join_misses_per_minute)
-        app.state.join_limit = join_limit(settings.joins_per_minute)
+        app.state.limits = ClassLimits(store, app.state.classes.ask, settings)
         # The models, vocabulary and tables loaded above are about 200,000 objects that live as long as the
         # worker. A full collection scanned them all, stopping the event loop; frozen, they are skipped by every
         # collection (docs/benchmarks.md: gc.freeze).
@@ -97,7 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL,
                        thread_minimum_size=GZIP_THREAD_MIN_BYTES)
     app.add_middleware(GuardMiddleware, max_body_bytes=settings.max_body_bytes,
-                       rate_limit_per_minute=settings.rate_limit_per_minute)
+                       rate_limited=settings.rate_limit_per_minute > 0)
     _add_error_handlers(app)
     return app
 

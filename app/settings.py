@@ -35,7 +35,8 @@ class Settings(BaseSettings):
         2.0, description="How long a fresh /api/compare request that finds the model idle waits for others."
     )
     rate_limit_per_minute: int = Field(
-        0, description="Requests per minute per client address on /api; 0 = off, since a classroom shares one address."
+        0, description="Requests per minute per client address on /api (all workers); 0 = off, since a classroom "
+                       "shares one address."
     )
     # Class mode (docs/class-mode.md): where its state lives, and its limits.
     data_dir: Path = Field(default_factory=_default_data_dir,
@@ -48,16 +49,20 @@ class Settings(BaseSettings):
         30, gt=0, description="A class that no student has joined is gone after this long without a change."
     )
     classes_per_hour: int = Field(
-        10, ge=1, description="Classes one address may start in an hour (all workers); one more gets 429."
+        10, ge=1, description="Classes one address may start in an hour (all workers); one more gets 429. Loopback "
+                      "and HP_TEACHER_KEY holders are not counted."
     )
     teacher_key: SecretStr | None = Field(
-        None, description="If set, starting a class needs it (header X-Teacher-Key): for servers on the internet."
+        None, description="If set, starting a class from another machine needs it (header X-Teacher-Key): for any "
+                      "shared server, a container's too."
     )
     join_misses_per_minute: int = Field(
-        60, ge=1, description="Unknown class codes per address and minute (per worker) before its joins get 429."
+        60, ge=1, description="Unknown class codes per address and minute (all workers) before requests holding no "
+                     "token of the class get 429."
     )
     joins_per_minute: int = Field(
-        100, ge=1, description="New students per address and minute (per worker); one more gets 429."
+        100, ge=1, description="New students per address and minute (all workers, checked and counted at once); "
+                      "one more gets 429."
     )
     class_poll_ms: int = Field(100, ge=10, description="How often each class's watcher reads SQLite's version column.")
     class_keepalive_seconds: float = Field(

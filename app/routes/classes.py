@@ -1,18 +1,36 @@
-"""Class mode's API: the teacher leads, the students join and answer (docs/class-mode.md)."""
+"""Class mode's API: the teacher leads, the students join and answer (docs/class-mode.md).
+
+Who is slowed by which limit (app/services/rate_limits.py): a request that holds a credential of the class
+(the teacher's or a student's token, or on an event stream a student's id or the teacher's stream key) is never
+refused for the unknown codes others sent from its address; only requests without one are."""
 
 import hmac
+import time
 from collections.abc import Awaitable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
-from app.deps import AppSettings, ClassesDep, Events, join_guard, join_limit
-from app.schemas.classes import Answer, Answered, ClassCode, ClassView, Done, Joined, NewClass, StepMove, StudentId
+from app.deps import AppSettings, ClassesDep, Events, Limits
+from app.schemas.classes import (
+    Answer,
+    Answered,
+    ClassCode,
+    ClassView,
+    Done,
+    Joined,
+    JoinRequest,
+    NewClass,
+    Removal,
+    Removed,
+    StepMove,
+    StudentId,
+)
 from app.schemas.compare import ERROR_RESPONSES, ErrorMessage
 from app.services.class_events import event_stream
-from app.services.classes import ClassError
-from app.services.join_links import join_links
+from app.services.classes import ClassError, stream_key
+from app.services.join_links import is_loopback, join_links
 from app.services.lesson import qr_svg
 from app.settings import Settings
 
@@ -28,43 +46,45 @@ async def bearer_token(authorization: Annotated[str | None, Header(
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-async def guarded(request: Request, code: ClassCode) -> str:
-    """The code of a join attempt: refused (429) while this address has guessed too many unknown codes."""
-    join_guard(request).check(address(request))
-    return code
-
-
 def address(request: Request) -> str:
     """The client's address: behind a proxy, the one uvicorn read from X-Forwarded-For, which it trusts only
     from the addresses in FORWARDED_ALLOW_IPS (docs/class-mode.md, "Behind a proxy")."""
     return request.client.host if request.client else "?"
 
 
-async def _known(request: Request, lookup: Awaitable):
+async def _without_credential(request: Request, limits) -> None:
+    """A request that holds no credential of the class: refused (429) while its address has sent too many
+    unknown codes."""
+    await limits.misses.check(address(request))
+
+
+async def _known(request: Request, limits, lookup: Awaitable):
     """lookup's result; a 404 (unknown code) counts against the address."""
     try:
         return await lookup
     except ClassError as error:
         if error.status == 404:
-            join_guard(request).add(address(request))
+            await limits.misses.note(address(request))
         raise
 
 
-def _creator(request: Request, settings: Settings, key: str | None) -> str | None:
-    """The address a new class counts against, or None for a holder of HP_TEACHER_KEY (not counted)."""
+async def _may_create(request: Request, settings: Settings, limits, key: str | None) -> None:
+    """The server's own machine (loopback) always may; with HP_TEACHER_KEY, its holders; otherwise an address
+    may start HP_CLASSES_PER_HOUR classes an hour, so a student cannot fill the teacher's address's quota."""
+    if is_loopback(address(request)):
+        return
     expected = settings.teacher_key
     if expected is None:
-        return address(request)
+        await limits.creations.hit(address(request))
+        return
     if key is None:
         raise ClassError(401, "teacher_key_missing",
                          "this server asks for the teacher key to start a class: send it as X-Teacher-Key")
     if not hmac.compare_digest(key.encode(), expected.get_secret_value().encode()):
         raise ClassError(403, "teacher_key_wrong", "this is not the teacher key of this server")
-    return None
 
 
 Token = Annotated[str | None, Depends(bearer_token)]
-GuardedCode = Annotated[str, Depends(guarded)]
 
 
 def _responses(**described: str) -> dict:
@@ -76,7 +96,8 @@ def _responses(**described: str) -> dict:
 STORE_DOWN = "class_store_unavailable: the class store (SQLite or Redis) does not answer; Retry-After says when " \
              "to try again."
 NOT_FOUND = "class_not_found: no class with this code (never opened, ended, or expired)."
-TOO_MANY_MISSES = "too_many_unknown_codes: too many unknown codes from this address in a minute (Retry-After)."
+TOO_MANY_MISSES = ("too_many_unknown_codes: too many unknown codes from this address in a minute (Retry-After); "
+                   "only requests without a credential of the class are refused.")
 TEACHER = "teacher_only (no token) or teacher_token_wrong."
 
 
@@ -84,48 +105,74 @@ TEACHER = "teacher_only (no token) or teacher_token_wrong."
     s401="teacher_key_missing: HP_TEACHER_KEY is set and no X-Teacher-Key was sent.",
     s403="teacher_key_wrong.",
     s429="too_many_classes_from_address: HP_CLASSES_PER_HOUR classes from this address in the last hour "
-         "(Retry-After; ctx: limit, minutes, retry_after).",
+         "(Retry-After; ctx: limit, window_minutes, retry_after, retry_minutes). Never from loopback.",
     s503="too_many_classes_open (ctx: max_classes), no_free_code, or " + STORE_DOWN))
-async def create_class(request: Request, classes: ClassesDep, settings: AppSettings,
+async def create_class(request: Request, classes: ClassesDep, settings: AppSettings, limits: Limits,
                        x_teacher_key: Annotated[str | None, Header(
-                           description="HP_TEACHER_KEY, when the server sets one; otherwise not needed.")] = None):
-    """Open a class at step 1. Keep teacher_token secret: it alone moves, reveals, locks and ends the class."""
-    code, token = await classes.create(_creator(request, settings, x_teacher_key))
+                           description="HP_TEACHER_KEY, when the server sets one; otherwise not needed. The "
+                                       "server's own machine (loopback) needs neither.")] = None):
+    """Open a class at step 1. Keep teacher_token secret: it alone moves, reveals, locks, removes and ends."""
+    await _may_create(request, settings, limits, x_teacher_key)
+    code, token = await classes.create()
     join_url, urls, loopback = await join_links(request, code)
-    return {"code": code, "teacher_token": token, "join_url": join_url, "join_urls": urls, "loopback": loopback}
+    return {"code": code, "teacher_token": token, "join_url": join_url, "join_urls": urls,
+            "teacher_stream": stream_key(token), "loopback": loopback}
 
 
 @router.get("/{code}", response_model=ClassView, response_model_exclude_none=True, responses=_responses(
     s403="teacher_token_wrong: a token that is not the teacher's.", s404=NOT_FOUND, s429=TOO_MANY_MISSES,
     s503=STORE_DOWN))
-async def get_class(request: Request, code: GuardedCode, classes: ClassesDep, token: Token):
-    """The class's step, lock, and how many joined and answered; with the teacher's token, also the spread
-    (a student's token gets the same view as none)."""
-    state = await _known(request, classes.state(code))
+async def get_class(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, token: Token):
+    """The class's step, lock, and how many joined and answered; with the teacher's token, also the spread and
+    the roster (a student's token gets the same view as none)."""
+    holder = await classes.credential(code, token)
+    if holder is None:
+        await _without_credential(request, limits)
+    state = await _known(request, limits, classes.state(code))
+    if token is not None and holder is None:
+        raise ClassError(403, "teacher_token_wrong", "this is not the teacher's token for this class")
     view = {"step": state.step, "revealed": state.revealed, "joined": state.joined, "answered": state.answered,
             "locked": state.locked}
-    if await classes.is_teacher(code, token, student_ok=True):  # a student's page may send its own token
+    if holder == "teacher":
         view["counts"] = await classes.counts(code, state)
+        view["students"] = [vars(seat) for seat in await classes.roster(code)]
+        view["now"] = time.time()
     return view
 
 
 @router.post("/{code}/join", response_model=Joined, status_code=201, responses={**_responses(
-    s403="class_locked: the teacher closed joining (a student coming back with their token still gets in).",
+    s403="class_locked: the teacher closed joining (a student coming back with their token still gets in); "
+         "student_removed: this token's student was removed by the teacher.",
     s404=NOT_FOUND, s409="class_full (ctx: max_students).",
-    s429=TOO_MANY_MISSES + " Or too_many_joins_from_address: HP_JOINS_PER_MINUTE new students from this address.",
+    s422="name_too_long (ctx: max_length), name_control_character.",
+    s429=TOO_MANY_MISSES + " Or too_many_joins_from_address: HP_JOINS_PER_MINUTE new students from this address "
+                           "(checked and counted at once, across workers).",
     s503=STORE_DOWN), 200: {"model": Joined, "description": "A student who came back with their own token."}})
-async def join(request: Request, response: Response, code: GuardedCode, classes: ClassesDep, token: Token):
-    """Join the class as a new student (201), or, with Authorization: Bearer <student_token>, come back as the
-    same student (200, with their answers). A token that is not this class's is ignored: a new student."""
-    student = await _known(request, classes.student(code, token))
+async def join(request: Request, response: Response, code: ClassCode, classes: ClassesDep, limits: Limits,
+               token: Token, body: JoinRequest | None = None):
+    """Join the class as a new student (201), with a name for the teacher's roster or one the server gives; or,
+    with Authorization: Bearer <student_token>, come back as the same student (200, with their answers). A token
+    that is not this class's is ignored: a new student."""
+    student = await classes.student(code, token)  # 403 student_removed for a removed student's token
     if student is not None:
         response.status_code = 200
-        return {"student": student, "student_token": token, "answers": await classes.answers_of(code, student)}
-    limit = join_limit(request)
-    limit.check(address(request))
-    student, token = await _known(request, classes.join(code))
-    limit.add(address(request))
-    return {"student": student, "student_token": token, "answers": {}}
+        name = next((seat.name for seat in await classes.roster(code) if seat.student == student), "")
+        return {"student": student, "student_token": token, "name": name,
+                "answers": await classes.answers_of(code, student)}
+    await _without_credential(request, limits)
+    await limits.joins.hit(address(request))
+    student, token, name = await _known(request, limits, classes.join(code, body.name if body else None))
+    return {"student": student, "student_token": token, "name": name, "answers": {}}
+
+
+@router.post("/{code}/remove", response_model=Removed, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
+                                                                             s503=STORE_DOWN))
+async def remove(code: ClassCode, body: Removal, classes: ClassesDep, token: Token):
+    """Teacher only: remove a student, or everyone who joined after a moment. Their tokens get 403
+    student_removed from then on, their answers no longer count in any step, and their phones are told."""
+    await classes.require_teacher(code, token)
+    students = [body.student] if body.student is not None else None
+    return {"removed": await classes.remove(code, students, body.joined_after)}
 
 
 @router.post("/{code}/step", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
@@ -175,31 +222,45 @@ async def end(code: ClassCode, classes: ClassesDep, token: Token):
 
 @router.post("/{code}/answers", response_model=Answered, responses=_responses(
     s401="student_token_missing: no Authorization: Bearer <student_token>.",
-    s403="student_token_wrong: a token that is not a student's of this class (forged, or another class's).",
+    s403="student_token_wrong: a token that is not a student's of this class (forged, or another class's); "
+         "student_removed: the teacher removed this student.",
     s404=NOT_FOUND,
     s409="step_not_current (ctx: step, current), answers_closed (ctx: step), step_without_question (ctx: step).",
     s429=TOO_MANY_MISSES, s503=STORE_DOWN))
-async def answer(request: Request, code: GuardedCode, body: Answer, classes: ClassesDep, token: Token):
+async def answer(request: Request, code: ClassCode, body: Answer, classes: ClassesDep, limits: Limits,
+                 token: Token):
     """A student's answer to the current step, one of its choices; a later answer replaces it until the reveal.
     Sending the same answer again is safe at any time (a retry after a lost reply): it is counted once."""
-    await _known(request, classes.answer(code, token, body.step, body.choice))
+    if token is not None and await classes.seat(code, token) is None:
+        await _without_credential(request, limits)  # a made-up token: 403 or 404 would tell whether the code exists
+    await _known(request, limits, classes.answer(code, token, body.step, body.choice))
     return {"step": body.step, "choice": body.choice}
 
 
 @router.get("/{code}/events", responses={**_responses(s404=NOT_FOUND, s429=TOO_MANY_MISSES, s503=STORE_DOWN), 200: {
     "content": {"text/event-stream": {}},
     "description": "Server-sent events: the current state at once, then each change, as data: "
-                   '{"step", "revealed", "joined", "answered", "locked"}, or {"ended": true}. While the class '
-                   "store does not answer: `event: outage`; when it does again: `event: back` and the state. A "
-                   "comment at least every 15 s keeps the line open through proxies."}})
-async def events(request: Request, code: GuardedCode, classes: ClassesDep, broadcaster: Events, settings: AppSettings,
+                   '{"step", "revealed", "joined", "answered", "locked"}, or {"ended": true}; to a removed '
+                   'student\'s stream, {"removed": true}. While the class store does not answer: `event: outage`; '
+                   "when it does again: `event: back` and the state. A comment at least every 15 s keeps the line "
+                   "open through proxies."}})
+async def events(request: Request, code: ClassCode, classes: ClassesDep, broadcaster: Events, settings: AppSettings,
+                 limits: Limits,
                  student: Annotated[StudentId | None, Query(
-                     description="Any student's id: the student's view (steps and reveals only). It joins "
-                                 "nobody: joining is POST /join. Without it, the teacher's view.")] = None):
-    """The class's steps and reveals as they happen. A student who reconnects gets the current step first."""
-    state = await _known(request, classes.state(code))
+                     description="The student's id (from join): the student's view (steps and reveals only), "
+                                 "told when the teacher removes them. Without it, the teacher's view.")] = None,
+                 teacher: Annotated[str | None, Query(
+                     max_length=64, description="The teacher's stream key (teacher_stream from POST /api/classes)."
+                 )] = None):
+    """The class's steps and reveals as they happen. A student who reconnects gets the current step first.
+    With a student's id of the class or the teacher's stream key, never refused for others' unknown codes."""
+    removed = await classes.member(code, student)
+    if removed is None and not await classes.watches(code, teacher):
+        await _without_credential(request, limits)
+    state = await _known(request, limits, classes.state(code))
     stream = event_stream(broadcaster, code, state, teacher_view=student is None,
-                          keepalive=settings.class_keepalive_seconds)
+                          keepalive=settings.class_keepalive_seconds, student=student if removed is not None else None,
+                          removed=bool(removed))
     # no-transform: no proxy may buffer or compress the stream; X-Accel-Buffering: nginx's own switch.
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"})
@@ -209,9 +270,10 @@ qr_router = APIRouter()
 
 
 @qr_router.get("/classes/{code}/qr.svg", include_in_schema=False)
-async def join_qr(request: Request, code: GuardedCode, classes: ClassesDep):
+async def join_qr(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits):
     """The class's join link as a QR code for the projector: a link phones can open when there is one."""
-    await _known(request, classes.state(code))
+    await _without_credential(request, limits)
+    await _known(request, limits, classes.state(code))
     join_url, urls, _ = await join_links(request, code)
     return Response(qr_svg(urls[0] if urls else join_url, code), media_type="image/svg+xml",
                     headers={"Cache-Control": "no-store"})

@@ -1,17 +1,19 @@
 """Class mode's request and response shapes (/docs shows every description)."""
 
 import re
+import unicodedata
 from typing import Annotated
 
 from fastapi import Path
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from app.lesson_steps import STEPS
-from app.services.classes import CODE_ALPHABET, CODE_LENGTH
+from app.services.classes import CODE_ALPHABET, CODE_LENGTH, STREAM_KEY_CHARS
 
 CODE_PATTERN = f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$"
 STUDENT_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
+NAME_CHARS = 24
 
 
 def _rule(error_type: str, message: str, check) -> AfterValidator:
@@ -40,6 +42,58 @@ StudentId = Annotated[str, Field(
          lambda v: re.fullmatch(STUDENT_PATTERN, v))]
 
 
+def _name(value: str) -> str | None:
+    """Trimmed; blank is no name (the server gives one). Control and format characters (Cc, Cf: a newline,
+    a right-to-left override) could garble the projector's roster, so they are refused."""
+    value = value.strip()
+    if any(unicodedata.category(c) in ("Cc", "Cf") for c in value):
+        raise PydanticCustomError("name_control_character",
+                                  "name must not contain control characters (newlines, tabs, direction marks)")
+    if len(value) > NAME_CHARS:
+        raise PydanticCustomError("name_too_long", f"name must be at most {NAME_CHARS} characters once trimmed "
+                                                   "(got {length})", {"max_length": NAME_CHARS, "length": len(value)})
+    return value or None
+
+
+StudentName = Annotated[str, Field(description=f"What the teacher's roster shows: at most {NAME_CHARS} characters, "
+                                               "trimmed, no control characters. Blank: the server gives one."),
+                        AfterValidator(_name)]
+
+
+class JoinRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{"name": "Mei"}]})
+    name: StudentName | None = None
+
+
+class Removal(BaseModel):
+    """One of the two: a student, or everyone who joined after a moment (the answer to a flood of joins)."""
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"student": "Xq3v8sPz0cL1mN2b"}, {"joined_after": 1767225600.0}]})
+    student: StudentId | None = None
+    joined_after: float | None = Field(
+        None, allow_inf_nan=False,
+        description="Seconds since 1970 (as joined_at and now in GET /api/classes/{code}): everyone who joined "
+                    "later is removed.")
+
+    @model_validator(mode="after")
+    def one_of_the_two(self):
+        if (self.student is None) == (self.joined_after is None):
+            raise PydanticCustomError("removal_one_of", "send either student (one id) or joined_after (seconds), "
+                                                        "not both and not neither")
+        return self
+
+
+class Removed(BaseModel):
+    removed: list[str] = Field(description="The students removed now (one already removed is not listed again).")
+
+
+class SeatView(BaseModel):
+    student: str = Field(description="The student's id, as remove takes it.")
+    name: str = Field(description="The name they gave, or the one the server gave them.")
+    joined_at: float = Field(description="When they joined, in seconds since 1970 (server time).")
+    answered: bool = Field(description="Whether they answered the current step.")
+
+
 class NewClass(BaseModel):
     code: str = Field(description="What students type to join.")
     teacher_token: str = Field(description="Secret: send it as Authorization: Bearer <token> to lead the class. "
@@ -49,6 +103,9 @@ class NewClass(BaseModel):
     join_urls: list[str] = Field(description="Join links a phone can open: join_url itself, or, when the page is on "
                                              "a loopback address of this machine, the link on each of its other "
                                              "addresses where this server answers. Empty: no phone can reach it.")
+    teacher_stream: str = Field(description=f"The teacher's key to the event stream ({STREAM_KEY_CHARS} hex "
+                                            "characters): GET /api/classes/{code}/events?teacher=KEY is never "
+                                            "slowed by the unknown-code limit. It grants nothing else.")
     loopback: bool = Field(description="The teacher's page is on a loopback address (127.0.0.1, localhost). With "
                                        "join_urls empty, say that phones cannot reach it: start the server with "
                                        "--host 0.0.0.0 and open it at the machine's network address.")
@@ -62,6 +119,10 @@ class ClassView(BaseModel):
     locked: bool = Field(description="Whether the teacher closed joining: a new student gets 403 class_locked.")
     counts: dict[str, int] | None = Field(
         None, description="Teacher only: students per choice at the current step; empty where it asks no question.")
+    students: list[SeatView] | None = Field(
+        None, description="Teacher only: the roster, by joining time; removed students are not on it.")
+    now: float | None = Field(None, description="Teacher only: the server's clock (seconds since 1970), to read "
+                                                "joined_at against, e.g. the joins of the last minute.")
 
 
 class Joined(BaseModel):
@@ -69,6 +130,7 @@ class Joined(BaseModel):
     student_token: str = Field(description="Secret: send it as Authorization: Bearer <token> with each answer, and "
                                            "with a later join to come back as the same student. The server keeps "
                                            "only its hash.")
+    name: str = Field(description="The name the teacher's roster shows: the one sent, or one the server gave.")
     answers: dict[int, str] = Field(description="This student's answers so far, by step: what a student who comes "
                                                 "back sees as their own.")
 

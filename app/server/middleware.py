@@ -4,12 +4,12 @@ a cap on request bodies, an optional per-address rate limit, and a 500 that leak
 import itertools
 import logging
 import secrets
-import time
-from collections import defaultdict, deque
 
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.services.classes import ClassError
 
 log = logging.getLogger("heads_positions")
 
@@ -53,11 +53,10 @@ class GuardMiddleware:
     """Pure ASGI, so it sees the body as it streams in: a client that lies about
     Content-Length, or sends chunks, is still cut off at max_body_bytes."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int, rate_limit_per_minute: int = 0):
+    def __init__(self, app: ASGIApp, max_body_bytes: int, rate_limited: bool = False):
         self.app = app
         self.max_body_bytes = max_body_bytes
-        self.rate_limit = rate_limit_per_minute
-        self.recent: dict[str, deque] = defaultdict(deque)
+        self.rate_limited = rate_limited  # HP_RATE_LIMIT_PER_MINUTE > 0: the lifespan's limits.requests counts
         # Request ids: a random prefix per process and a counter, 16 hex digits. uuid4 reads the OS's random
         # source on every request, a tenth of the event loop's time under load.
         self._id_prefix = secrets.token_hex(4)
@@ -76,9 +75,10 @@ class GuardMiddleware:
                                       (b"x-request-id", request_id.encode())]
             await send(message)
 
-        if self._over_rate_limit(scope):
-            await self._reject(429, "rate limit: too many requests from this address, wait a minute",
-                               request_id, scope, receive, send_with_headers)
+        refused = await self._over_rate_limit(scope)
+        if refused is not None:
+            await self._reject(429, refused.message, request_id, scope, receive, send_with_headers,
+                               {"Retry-After": str(refused.retry_after)})
             return
         declared = declared_length(scope)
         if declared is not None and declared > self.max_body_bytes:
@@ -114,20 +114,23 @@ class GuardMiddleware:
             if not response_started:
                 await self._reject(500, "internal error", request_id, scope, receive, send_with_headers)
 
-    def _over_rate_limit(self, scope: Scope) -> bool:
-        if not self.rate_limit or not scope["path"].startswith("/api/"):
-            return False
+    async def _over_rate_limit(self, scope: Scope):
+        """The 429 ClassError of a request past HP_RATE_LIMIT_PER_MINUTE, or None. The window is the class
+        store's (app/services/rate_limits.py), so it holds across workers; a store that does not answer lets
+        the request through (the explorer needs no store)."""
+        if not self.rate_limited or not scope["path"].startswith("/api/"):
+            return None
+        limits = getattr(scope["app"].state, "limits", None)
+        if limits is None:  # still starting
+            return None
         client = (scope.get("client") or ("?", 0))[0]
-        now = time.monotonic()
-        window = self.recent[client]
-        while window and now - window[0] > 60:
-            window.popleft()
-        if len(window) >= self.rate_limit:
-            return True
-        window.append(now)
-        return False
+        try:
+            await limits.requests.hit(client)
+        except ClassError as error:
+            return error if error.status == 429 else None
+        return None
 
     @staticmethod
-    async def _reject(status, message, request_id, scope, receive, send) -> None:
-        response = JSONResponse({"detail": message, "request_id": request_id}, status_code=status)
+    async def _reject(status, message, request_id, scope, receive, send, headers=None) -> None:
+        response = JSONResponse({"detail": message, "request_id": request_id}, status_code=status, headers=headers)
         await response(scope, receive, send)

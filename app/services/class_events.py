@@ -37,6 +37,8 @@ class Channel:
         self.changed = asyncio.Event()
         self.listeners = 0
         self.task: asyncio.Task | None = None
+        self.removed: set[str] = set()  # the students the teacher removed, read when state.removed grows
+        self.removed_count = 0
 
     def publish(self, state: ClassState | None, outage: bool = False) -> None:
         self.state = state
@@ -75,6 +77,9 @@ class Broadcaster:
             try:
                 async for _ in self.store.changes(code):
                     state = await self.store.state(code, time.time())
+                    if state is not None and state.removed != channel.removed_count:
+                        channel.removed = await self.store.removed(code)
+                        channel.removed_count = state.removed
                     if (state is None or channel.state is None or channel.outage
                             or state.version > channel.state.version):
                         channel.publish(state)
@@ -155,15 +160,20 @@ def _event(state: ClassState | None) -> str:
     return f"data: {json.dumps(data)}\n\n"
 
 
+REMOVED = 'data: {"removed": true}\n\n'
 OUTAGE = 'event: outage\ndata: {"type": "class_store_unavailable"}\n\n'
 BACK = 'event: back\ndata: {}\n\n'
 
 
 async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, teacher_view: bool,
-                       keepalive: float) -> AsyncIterator[str]:
+                       keepalive: float, student: str | None = None, removed: bool = False) -> AsyncIterator[str]:
     """SSE text: the current state at once, then each change. A student's stream sends only a new step or
     reveal; the teacher's view (no student) also sends each new join, answer and lock, to update the counts.
+    The stream of `student` (an id of the class) ends with {"removed": true} once the teacher removes them.
     Something is sent at least every `keepalive` seconds, whatever wakes the stream in between."""
+    if removed:
+        yield f"retry: 1000\n{REMOVED}"
+        return
     yield f"retry: 1000\n{_event(state)}"  # the browser reconnects after 1 s, and lands on the current step
     sent, outage = state, False
     last_write = time.monotonic()
@@ -178,6 +188,9 @@ async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, t
                 if not outage and now is not None:
                     text += _event(now)
                     sent = now
+            if student is not None and student in channel.removed:
+                yield text + REMOVED
+                return
             if not outage:
                 if now is None:
                     yield text + _event(None)

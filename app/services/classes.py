@@ -1,9 +1,10 @@
 """Class mode: the teacher leads the guided lesson on every student's screen (peer instruction).
 
 The rules live here, in front of whichever store holds the classes (app/stores): only the teacher's
-token moves, reveals, locks and ends; only a student's token (from joining) answers, and only the current
-step's question, with one of its choices, until the reveal. Plain data in, plain data out; ClassError
-carries the HTTP status, a machine-readable type and its values (ctx), so a page words it in its language.
+token moves, reveals, locks, ends and removes students; only a student's token (from joining, and not
+removed) answers, and only the current step's question, with one of its choices, until the reveal. Plain
+data in, plain data out; ClassError carries the HTTP status, a machine-readable type and its values (ctx),
+so a page words it in its language.
 """
 
 import hashlib
@@ -11,11 +12,10 @@ import hmac
 import logging
 import secrets
 import time
-from collections import defaultdict, deque
 
 from app.errors import InputError
 from app.lesson_steps import STEPS
-from app.stores import ClassState, ClassStore, CreationLimit
+from app.stores import ClassState, ClassStore, Seat
 
 log = logging.getLogger("heads_positions")
 
@@ -24,7 +24,11 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 TOKEN_BYTES = 32  # 256 bits; the store keeps only its sha256
 STUDENT_ID_BYTES = 12  # 16 base64url characters: names a student in the store, grants nothing
-SWEEP_ABOVE = 10_000  # addresses on record before an AddressWindow forgets the quiet ones
+# A student who gives no name is "{animal} {n}", n their place in the joining order: short, friendly, unique,
+# and the same word in every language's roster (a name is the student's, not the page's to translate).
+ANIMALS = ("Otter", "Panda", "Heron", "Lynx", "Koala", "Gecko", "Puffin", "Badger", "Ibis", "Marten", "Tapir",
+           "Wombat", "Falcon", "Bison", "Crane", "Dingo")
+STREAM_KEY_CHARS = 32  # hex: 128 bits
 STORE_RETRY_SECONDS = 2  # Retry-After of a 503 while the class store does not answer
 
 
@@ -56,6 +60,12 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def stream_key(token: str) -> str:
+    """What the teacher's page puts in its event stream's URL instead of the token (EventSource sends no
+    header, and a URL lands in logs): 128 bits of the token's hash, which grant nothing but the stream."""
+    return token_hash(token)[:STREAM_KEY_CHARS]
+
+
 def step_choices(step: int) -> list[str] | None:
     """The answer choices of the 1-based step, or None where it asks no single question."""
     return STEPS[step - 1]["choices"]
@@ -63,16 +73,15 @@ def step_choices(step: int) -> list[str] | None:
 
 class Classes:
     """The class rules over a store; `now` is wall-clock time, shared by every worker and replica.
-    Every store call goes through _ask, which turns a store that does not answer into a 503."""
+    Every store call goes through ask, which turns a store that does not answer into a 503."""
 
-    def __init__(self, store: ClassStore, max_classes: int, max_students: int, creation_limit: CreationLimit):
+    def __init__(self, store: ClassStore, max_classes: int, max_students: int):
         self.store = store
         self.max_classes = max_classes
         self.max_students = max_students
-        self.creation_limit = creation_limit
         self.down = False  # the last store call failed: logged once, and again when it answers
 
-    async def _ask(self, call):
+    async def ask(self, call):
         try:
             result = await call
         except self.store.unavailable as error:
@@ -85,23 +94,14 @@ class Classes:
             self.down = False
         return result
 
-    async def create(self, address: str | None) -> tuple[str, str]:
-        """A new class at step 1: (code, teacher token). address None: not counted against any address."""
+    async def create(self) -> tuple[str, str]:
+        """A new class at step 1: (code, teacher token). Who may start one is the route's (rate_limits)."""
         token = secrets.token_urlsafe(TOKEN_BYTES)
         for _ in range(5):  # a taken code is rare (1 in 4 million with 200 classes): draw another
             code = new_code()
-            outcome, wait = await self._ask(self.store.create(code, token_hash(token), 1, time.time(),
-                                                              self.max_classes, address, self.creation_limit))
+            outcome = await self.ask(self.store.create(code, token_hash(token), 1, time.time(), self.max_classes))
             if outcome == "ok":
                 return code, token
-            if outcome == "limited":
-                limit, seconds = self.creation_limit, max(1, int(wait) + 1)
-                raise ClassError(429, "too_many_classes_from_address",
-                                 f"this address has started {limit.per_window} classes in the last "
-                                 f"{_minutes(limit.window)} minutes (HP_CLASSES_PER_HOUR); "
-                                 f"wait {seconds} s, or go on with a class already open",
-                                 {"limit": limit.per_window, "minutes": _minutes(limit.window),
-                                  "retry_after": seconds}, retry_after=seconds)
             if outcome == "full":
                 raise ClassError(503, "too_many_classes_open",
                                  f"too many classes open: at most {self.max_classes} at once (HP_MAX_CLASSES); "
@@ -110,7 +110,7 @@ class Classes:
         raise ClassError(503, "no_free_code", "no free class code found; try again", retry_after=1)
 
     async def state(self, code: str) -> ClassState:
-        state = await self._ask(self.store.state(code, time.time()))
+        state = await self.ask(self.store.state(code, time.time()))
         if state is None:
             raise missing(code)
         return state
@@ -120,12 +120,12 @@ class Classes:
         404 for no class."""
         if token is None:
             return False
-        stored = await self._ask(self.store.token_hash(code, time.time()))
+        stored = await self.ask(self.store.token_hash(code, time.time()))
         if stored is None:
             raise missing(code)
         if hmac.compare_digest(stored, token_hash(token)):
             return True
-        if student_ok and await self.student(code, token) is not None:
+        if student_ok and await self.seat(code, token) is not None:
             return False
         raise ClassError(403, "teacher_token_wrong", "this is not the teacher's token for this class")
 
@@ -136,40 +136,81 @@ class Classes:
 
     async def counts(self, code: str, state: ClassState) -> dict[str, int]:
         """{choice: students} at the current step, every choice listed (0 where nobody chose it)."""
-        found = await self._ask(self.store.counts(code, state.step))
+        found = await self.ask(self.store.counts(code, state.step))
         return {choice: found.get(choice, 0) for choice in step_choices(state.step) or []}
 
     async def set_step(self, code: str, step: int) -> None:
-        _check(code, await self._ask(self.store.set_step(code, step, time.time())))
+        _check(code, await self.ask(self.store.set_step(code, step, time.time())))
 
     async def reveal(self, code: str) -> None:
-        _check(code, await self._ask(self.store.reveal(code, time.time())))
+        _check(code, await self.ask(self.store.reveal(code, time.time())))
 
     async def set_locked(self, code: str, locked: bool) -> None:
-        _check(code, await self._ask(self.store.set_locked(code, locked, time.time())))
+        _check(code, await self.ask(self.store.set_locked(code, locked, time.time())))
 
     async def end(self, code: str) -> None:
-        _check(code, await self._ask(self.store.end(code)))
+        _check(code, await self.ask(self.store.end(code)))
 
-    async def student(self, code: str, token: str | None) -> str | None:
-        """The student whose token this is, or None (no token, or not one of this class's)."""
+    async def seat(self, code: str, token: str | None) -> tuple[str, bool] | None:
+        """(student, removed) whose token this is, or None (no token, or not one of this class's)."""
         if token is None:
             return None
-        return await self._ask(self.store.student(code, token_hash(token), time.time()))
+        return await self.ask(self.store.student(code, token_hash(token), time.time()))
 
-    async def join(self, code: str) -> tuple[str, str]:
-        """A new student: (student id, student token)."""
+    async def student(self, code: str, token: str | None) -> str | None:
+        """The student whose token this is, or None; 403 student_removed if the teacher removed them."""
+        seat = await self.seat(code, token)
+        if seat is not None and seat[1]:
+            raise removed_error(code)
+        return seat[0] if seat else None
+
+    async def join(self, code: str, name: str | None = None) -> tuple[str, str, str]:
+        """A new student: (student id, student token, name). name None: the server gives one."""
         student = secrets.token_urlsafe(STUDENT_ID_BYTES)
         token = secrets.token_urlsafe(TOKEN_BYTES)
-        outcome = await self._ask(self.store.join(code, student, token_hash(token), time.time(), self.max_students))
+        outcome, given = await self.ask(self.store.join(code, student, token_hash(token), name,
+                                                         secrets.choice(ANIMALS), time.time(), self.max_students))
         if outcome == "locked":
             raise ClassError(403, "class_locked",
                              "this class is closed to new students: the teacher has locked joining")
         _check(code, outcome, self.max_students)
-        return student, token
+        return student, token, given
+
+    async def member(self, code: str, student: str | None) -> bool | None:
+        """Whether this student of the class was removed, or None: no such student or class."""
+        if student is None:
+            return None
+        return await self.ask(self.store.member(code, student, time.time()))
+
+    async def credential(self, code: str, token: str | None) -> str | None:
+        """"teacher" or "student" when the token is this class's (a removed student's too), else None: the same
+        answer for no class and a wrong token, so it tells a guesser nothing."""
+        if token is None:
+            return None
+        stored = await self.ask(self.store.token_hash(code, time.time()))
+        if stored is not None and hmac.compare_digest(stored, token_hash(token)):
+            return "teacher"
+        return "student" if await self.seat(code, token) is not None else None
+
+    async def watches(self, code: str, key: str | None) -> bool:
+        """Whether `key` is the teacher's stream key of this class (stream_key)."""
+        if key is None:
+            return False
+        stored = await self.ask(self.store.token_hash(code, time.time()))
+        return stored is not None and hmac.compare_digest(stored[:STREAM_KEY_CHARS], key)
+
+    async def roster(self, code: str) -> list[Seat]:
+        return await self.ask(self.store.roster(code, time.time()))
+
+    async def remove(self, code: str, students: list[str] | None, joined_after: float | None) -> list[str]:
+        """Remove students (or all who joined after a moment): the ids removed now."""
+        gone = await self.ask(self.store.remove(code, students, joined_after, time.time()))
+        if gone is None:
+            raise missing(code)
+        return gone
 
     async def answers_of(self, code: str, student: str) -> dict[int, str]:
-        return await self._ask(self.store.answers_of(code, student))
+        return await self.ask(self.store.answers_of(code, student))
 
     async def answer(self, code: str, token: str | None, step: int, choice: str) -> str:
         """The answering student's id; refused without a token of this class."""
@@ -190,7 +231,9 @@ class Classes:
             raise InputError("choice",
                              f"choice must be one of {', '.join(choices)} at step {step} (got {choice[:32]!r})",
                              "literal_error", {"expected": ", ".join(choices)})
-        outcome, current = await self._ask(self.store.answer(code, student, step, choice, time.time()))
+        outcome, current = await self.ask(self.store.answer(code, student, step, choice, time.time()))
+        if outcome == "removed":  # removed between the token's check and the write
+            raise removed_error(code)
         if outcome == "not_current":
             raise ClassError(409, "step_not_current",
                              f"step {step} is not the class's current step: the class is at step {current}",
@@ -202,11 +245,12 @@ class Classes:
         return student
 
     async def ping(self) -> None:
-        await self._ask(self.store.ping())
+        await self.ask(self.store.ping())
 
 
-def _minutes(seconds: float) -> int:
-    return round(seconds / 60)
+def removed_error(code: str) -> ClassError:
+    return ClassError(403, "student_removed", f"the teacher removed this student from class {code}",
+                      {"code": code})
 
 
 def store_down(name: str) -> ClassError:
@@ -226,49 +270,3 @@ def _check(code: str, outcome: str, max_students: int = 0) -> None:
     if outcome == "full":
         raise ClassError(409, "class_full", f"this class is full: at most {max_students} students (HP_MAX_STUDENTS)",
                          {"max_students": max_students})
-
-
-class AddressWindow:
-    """Events per address in a sliding window: past `limit` in the last `window` seconds, check() raises
-    429 until the oldest is `window` old. Per process; addresses gone quiet are forgotten."""
-
-    def __init__(self, limit: int, window: float, error_type: str, message: str):
-        self.limit = limit
-        self.window = window
-        self.error_type = error_type
-        self.message = message  # with {wait}
-        self.events: dict[str, deque] = defaultdict(deque)
-
-    def check(self, address: str) -> None:
-        events = self.events.get(address)
-        if not events:
-            return
-        now = time.monotonic()
-        while events and now - events[0] > self.window:
-            events.popleft()
-        if not events:
-            del self.events[address]
-        elif len(events) >= self.limit:
-            wait = int(self.window - (now - events[0])) + 1
-            raise ClassError(429, self.error_type, self.message.format(wait=wait), {"retry_after": wait},
-                             retry_after=wait)
-
-    def add(self, address: str) -> None:
-        now = time.monotonic()
-        self.events[address].append(now)
-        if len(self.events) > SWEEP_ABOVE:  # many addresses: forget those whose events are all past the window
-            for stale in [a for a, e in self.events.items() if now - e[-1] > self.window]:
-                del self.events[stale]
-
-
-def join_guard(per_minute: int) -> AddressWindow:
-    """Unknown codes per address: only misses count, so a whole class behind one address joins freely;
-    guessing stays slow (docs/class-mode.md has the numbers)."""
-    return AddressWindow(per_minute, 60.0, "too_many_unknown_codes",
-                         "too many unknown class codes from this address: wait {wait} s and check the code")
-
-
-def join_limit(per_minute: int) -> AddressWindow:
-    """New students per address: a flood of made-up joins is slowed, a class behind one address still joins."""
-    return AddressWindow(per_minute, 60.0, "too_many_joins_from_address",
-                         "too many students joined from this address in the last minute: wait {wait} s")

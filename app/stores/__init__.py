@@ -3,7 +3,8 @@
 Both stores answer the same questions, and both change a class in one atomic step, so the rules hold
 with any number of workers and replicas. Each change bumps the class's `version`; `changes(code)` yields
 whenever that may have happened (SQLite: a poll of the version column; Redis: a pub/sub message), and a
-single watcher per class and process reads it (app/services/class_events.py).
+single watcher per class and process reads it (app/services/class_events.py). The per-address rate
+limits keep their windows here too (hit, note), so they hold across workers and replicas.
 
 A store that cannot be reached raises one of its `unavailable` exceptions; the service turns them into
 503 "the class store does not answer" (app/services/classes.py), never a 500.
@@ -14,8 +15,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 # What a change attempt came to. "missing": no such class (never made, ended, or idle too long);
-# "limited": this address made its classes for the hour; "locked": the teacher closed joining.
-Outcome = Literal["ok", "missing", "full", "not_current", "revealed", "limited", "locked"]
+# "locked": the teacher closed joining; "removed": the teacher removed this student.
+Outcome = Literal["ok", "missing", "full", "not_current", "revealed", "locked", "removed"]
 
 
 @dataclass(frozen=True)
@@ -26,30 +27,31 @@ class Lifetimes:
 
 
 @dataclass(frozen=True)
-class CreationLimit:
-    """At most `per_window` classes made from one address within `window` seconds."""
-    per_window: int
-    window: float
-
-
-@dataclass(frozen=True)
 class ClassState:
     step: int  # 1-based, as /lesson?step=N
     revealed: bool
-    joined: int  # students who joined (POST /join), each holding a token
+    joined: int  # students in the class (joined with a token, not removed)
     answered: int  # students with an answer at the current step
     version: int
     locked: bool = False  # the teacher closed joining
+    removed: int = 0  # students the teacher removed: their streams are told when it grows
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One student on the roster. joined_at: wall-clock seconds; answered: at the current step."""
+    student: str
+    name: str
+    joined_at: float
+    answered: bool
 
 
 class ClassStore(Protocol):
     name: str  # "sqlite" or "redis", as error messages and /readyz name it
     unavailable: tuple[type[BaseException], ...]  # what it raises when it cannot be reached
 
-    async def create(self, code: str, token_hash: str, step: int, now: float, max_classes: int,
-                     address: str | None, limit: CreationLimit) -> tuple[Outcome, float]:
-        """("ok", 0), ("full", 0) (max_classes open), ("limited", seconds until the address may again), or
-        ("missing", 0) read as: the code is taken, draw another. address None: not counted (teacher key)."""
+    async def create(self, code: str, token_hash: str, step: int, now: float, max_classes: int) -> Outcome:
+        """"ok", "full" (max_classes open), or "missing" read as: the code is taken, draw another."""
 
     async def token_hash(self, code: str, now: float) -> str | None: ...
 
@@ -64,15 +66,33 @@ class ClassStore(Protocol):
 
     async def end(self, code: str) -> Outcome: ...
 
-    async def join(self, code: str, student: str, token_hash: str, now: float, max_students: int) -> Outcome:
-        """A new student with its token's hash: "ok", "missing", "full" or "locked"."""
+    async def join(self, code: str, student: str, token_hash: str, name: str | None, animal: str, now: float,
+                   max_students: int) -> tuple[Outcome, str]:
+        """A new student with its token's hash: ("ok", their name), or "missing", "full" or "locked". Without
+        a name, "{animal} {n}": n is the class's join count, raised until no student has that name."""
 
-    async def student(self, code: str, token_hash: str, now: float) -> str | None:
-        """The student of this class whose token has this hash, or None."""
+    async def student(self, code: str, token_hash: str, now: float) -> tuple[str, bool] | None:
+        """(student, removed) for this class's token with this hash, or None."""
+
+    async def member(self, code: str, student: str, now: float) -> bool | None:
+        """Whether the teacher removed this student of the class, or None: no such student (or class)."""
+
+    async def roster(self, code: str, now: float) -> list[Seat]:
+        """The students not removed, by joining time."""
+
+    async def remove(self, code: str, students: list[str] | None, joined_after: float | None,
+                     now: float) -> list[str] | None:
+        """Remove the given students, or all who joined after `joined_after`, in one atomic step: their tokens
+        are refused from then on and their answers, in every step (and round), are deleted with them, so no
+        tally counts them. The ids removed (not those removed before), or None for no class."""
+
+    async def removed(self, code: str) -> set[str]:
+        """The students the teacher removed."""
 
     async def answer(self, code: str, student: str, step: int, choice: str, now: float) -> tuple[Outcome, int]:
         """Keep `choice` as the student's answer if `step` is current and not revealed; a later one replaces it.
-        The same answer sent again is "ok" whatever the class's step (a retry after a lost reply).
+        The same answer sent again is "ok" whatever the class's step (a retry after a lost reply); a removed
+        student's is "removed", checked in the same atomic step as the write.
         Returns the outcome and the current step."""
 
     async def answers_of(self, code: str, student: str) -> dict[int, str]:
@@ -80,6 +100,14 @@ class ClassStore(Protocol):
 
     async def counts(self, code: str, step: int) -> dict[str, int]:
         """{choice: students} at `step`."""
+
+    async def hit(self, key: str, limit: int, window: float, now: float, count: bool) -> float:
+        """A rate limit's window (app/services/rate_limits.py): 0 if fewer than `limit` events of `key` fell in
+        the last `window` seconds, and then (count) this one is counted, in the same atomic step; otherwise the
+        seconds until one leaves the window. Events past their window are deleted on the way."""
+
+    async def note(self, key: str, window: float, now: float) -> None:
+        """Count one event of `key`, whatever its window holds."""
 
     def changes(self, code: str) -> AsyncIterator[None]:
         """Yields once at once, then whenever the class may have changed; ends when it is gone."""

@@ -3,13 +3,17 @@ published on the class's channel, which each replica's one watcher per class lis
 
 Every change is a Lua script, so its check and its write are one atomic step on the Redis server.
 Keys, for class CODE: hp:class:CODE (hash: token_hash, step, revealed, version, locked),
-hp:class:CODE:tokens (hash: student token's sha256 -> student), hp:class:CODE:a:STEP (hash: student ->
-choice), hp:classes (sorted set: code -> when it expires, to count open classes), hp:made:ADDRESS
-(sorted set: when that address made a class), and the channel hp:class:CODE:events. Every key of a
-class expires after its lifetime: the idle time once a student joined, the shorter unjoined time before.
+hp:class:CODE:tokens (hash: student token's sha256 -> student), hp:class:CODE:students (hash: student ->
+name), hp:class:CODE:joined (sorted set: student -> when they joined), hp:class:CODE:removed (hash:
+student -> when the teacher removed them), hp:class:CODE:a:STEP (hash: student -> choice), hp:classes
+(sorted set: code -> when it expires, to count open classes), and the channel hp:class:CODE:events. Every
+key of a class expires after its lifetime: the idle time once a student joined, the shorter unjoined time
+before. A rate limit's window is hp:hits:KEY (sorted set of event times), which expires with its window.
 """
 
 import asyncio
+import math
+import secrets
 from collections.abc import AsyncIterator
 
 import redis.asyncio as redis
@@ -17,7 +21,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.lesson_steps import STEPS
-from app.stores import ClassState, CreationLimit, Lifetimes
+from app.stores import ClassState, Lifetimes, Seat
 
 LIVE = "hp:classes"
 COALESCE_SECONDS = 0.05  # a burst of answers becomes one read of the state, not one per answer
@@ -27,41 +31,41 @@ SUBSCRIPTIONS = 10_000  # one per class watched in this process, at most HP_MAX_
 
 # Lua shared by the scripts: KEYS[1] is the class hash; ARGV[1] now, ARGV[2] idle seconds, ARGV[3] the
 # lifetime before anyone joined.
-TOUCH = f"""
+# Every key of a class but its hash; the answers' keys are listed in answer_keys(), the one place that names them.
+PARTS = "{':tokens', ':students', ':joined', ':removed'}"
+KEYS_OF = f"""
 local prefix = KEYS[1]
+local function answer_keys()
+  local keys = {{}}
+  for s = 1, {len(STEPS)} do keys[#keys + 1] = prefix .. ':a:' .. s end
+  return keys
+end
+local function class_keys()
+  local keys = answer_keys()
+  for _, part in ipairs({PARTS}) do keys[#keys + 1] = prefix .. part end
+  return keys
+end
+"""
+TOUCH = KEYS_OF + f"""
 local function touch()
   local ttl = math.ceil(tonumber(ARGV[3]))
   if redis.call('HLEN', prefix .. ':tokens') > 0 then ttl = math.ceil(tonumber(ARGV[2])) end
   redis.call('EXPIRE', prefix, ttl)
-  redis.call('EXPIRE', prefix .. ':tokens', ttl)
-  for s = 1, {len(STEPS)} do redis.call('EXPIRE', prefix .. ':a:' .. s, ttl) end
+  for _, key in ipairs(class_keys()) do redis.call('EXPIRE', key, ttl) end
   redis.call('ZADD', '{LIVE}', tonumber(ARGV[1]) + ttl, string.sub(prefix, 10))
   local v = redis.call('HINCRBY', prefix, 'version', 1)
   redis.call('PUBLISH', prefix .. ':events', v)
 end
 """
-# KEYS[2] the address's creations (or '' for none counted); ARGV[4] max classes, ARGV[5] token hash,
-# ARGV[6] step, ARGV[7] classes per window, ARGV[8] window seconds. Returns {outcome, seconds to wait}.
+# ARGV[4] max classes, ARGV[5] token hash, ARGV[6] step.
 CREATE = TOUCH + f"""
-local made = KEYS[2]
 local now = tonumber(ARGV[1])
-if made ~= '' then
-  redis.call('ZREMRANGEBYSCORE', made, '-inf', now - tonumber(ARGV[8]))
-  if redis.call('ZCARD', made) >= tonumber(ARGV[7]) then
-    local oldest = redis.call('ZRANGE', made, 0, 0, 'WITHSCORES')[2]
-    return {{'limited', tostring(tonumber(oldest) + tonumber(ARGV[8]) - now)}}
-  end
-end
 redis.call('ZREMRANGEBYSCORE', '{LIVE}', '-inf', now)
-if redis.call('ZCARD', '{LIVE}') >= tonumber(ARGV[4]) then return {{'full', '0'}} end
-if redis.call('EXISTS', prefix) == 1 then return {{'missing', '0'}} end
+if redis.call('ZCARD', '{LIVE}') >= tonumber(ARGV[4]) then return 'full' end
+if redis.call('EXISTS', prefix) == 1 then return 'missing' end
 redis.call('HSET', prefix, 'token_hash', ARGV[5], 'step', ARGV[6], 'revealed', 0, 'version', 0, 'locked', 0)
 touch()
-if made ~= '' then
-  redis.call('ZADD', made, now, ARGV[1] .. ':' .. string.sub(prefix, 10))
-  redis.call('EXPIRE', made, math.ceil(tonumber(ARGV[8])))
-end
-return {{'ok', '0'}}
+return 'ok'
 """
 # ARGV[4] field, ARGV[5] value (and optionally ARGV[6], ARGV[7] a second pair): set and touch.
 CHANGE = TOUCH + """
@@ -71,20 +75,56 @@ if ARGV[6] then redis.call('HSET', prefix, ARGV[6], ARGV[7]) end
 touch()
 return 'ok'
 """
-# ARGV[4] student, ARGV[5] token hash, ARGV[6] max students.
+# ARGV[4] student, ARGV[5] token hash, ARGV[6] max students, ARGV[7] name ('' for none), ARGV[8] animal.
+# Returns {outcome, name}.
 JOIN = TOUCH + """
-if redis.call('EXISTS', prefix) == 0 then return 'missing' end
-if redis.call('HGET', prefix, 'locked') == '1' then return 'locked' end
-if redis.call('HLEN', prefix .. ':tokens') >= tonumber(ARGV[6]) then return 'full' end
+if redis.call('EXISTS', prefix) == 0 then return {'missing', ''} end
+if redis.call('HGET', prefix, 'locked') == '1' then return {'locked', ''} end
+local ever = redis.call('HLEN', prefix .. ':tokens')
+if ever - redis.call('HLEN', prefix .. ':removed') >= tonumber(ARGV[6]) then return {'full', ''} end
+local name = ARGV[7]
+if name == '' then
+  local names = redis.call('HVALS', prefix .. ':students')
+  local taken = {}
+  for _, n in ipairs(names) do taken[n] = true end
+  local n = ever + 1
+  name = ARGV[8] .. ' ' .. n
+  while taken[name] do n = n + 1; name = ARGV[8] .. ' ' .. n end
+end
 redis.call('HSET', prefix .. ':tokens', ARGV[5], ARGV[4])
+redis.call('HSET', prefix .. ':students', ARGV[4], name)
+redis.call('ZADD', prefix .. ':joined', ARGV[1], ARGV[4])
 touch()
-return 'ok'
+return {'ok', name}
+"""
+# ARGV[4] 'after' or 'ids', ARGV[5] joined after (seconds), ARGV[6...] the students. Returns the ids removed,
+# or false for no class.
+REMOVE = TOUCH + """
+if redis.call('EXISTS', prefix) == 0 then return false end
+local chosen = {}
+if ARGV[4] == 'after' then
+  chosen = redis.call('ZRANGEBYSCORE', prefix .. ':joined', '(' .. ARGV[5], '+inf')
+else
+  for i = 6, #ARGV do
+    if redis.call('HEXISTS', prefix .. ':students', ARGV[i]) == 1 then chosen[#chosen + 1] = ARGV[i] end
+  end
+end
+local gone = {}
+for _, student in ipairs(chosen) do
+  if redis.call('HSETNX', prefix .. ':removed', student, ARGV[1]) == 1 then
+    gone[#gone + 1] = student
+    for _, key in ipairs(answer_keys()) do redis.call('HDEL', key, student) end
+  end
+end
+if #gone > 0 then touch() end
+return gone
 """
 # ARGV[4] student, ARGV[5] step, ARGV[6] choice. Returns {outcome, current step}.
 ANSWER = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return {'missing', 0} end
 local current = tonumber(redis.call('HGET', prefix, 'step'))
 local answers = prefix .. ':a:' .. ARGV[5]
+if redis.call('HEXISTS', prefix .. ':removed', ARGV[4]) == 1 then return {'removed', current} end
 if redis.call('HGET', answers, ARGV[4]) == ARGV[6] then return {'ok', current} end
 if current ~= tonumber(ARGV[5]) then return {'not_current', current} end
 if redis.call('HGET', prefix, 'revealed') == '1' then return {'revealed', current} end
@@ -96,13 +136,44 @@ STATE = """
 local prefix = KEYS[1]
 local fields = redis.call('HMGET', prefix, 'step', 'revealed', 'version', 'locked')
 if not fields[1] then return false end
-return {fields[1], fields[2], fields[3], redis.call('HLEN', prefix .. ':tokens'),
-        redis.call('HLEN', prefix .. ':a:' .. fields[1]), fields[4] or '0'}
+local removed = redis.call('HLEN', prefix .. ':removed')
+return {fields[1], fields[2], fields[3], redis.call('HLEN', prefix .. ':tokens') - removed,
+        redis.call('HLEN', prefix .. ':a:' .. fields[1]), fields[4] or '0', removed}
 """
-END = """
+ROSTER = """
 local prefix = KEYS[1]
-local existed = redis.call('DEL', prefix, prefix .. ':tokens', prefix .. ':students')
-for s = 1, tonumber(ARGV[1]) do redis.call('DEL', prefix .. ':a:' .. s) end
+local step = redis.call('HGET', prefix, 'step')
+if not step then return {} end
+local joined = redis.call('ZRANGE', prefix .. ':joined', 0, -1, 'WITHSCORES')
+local seats = {}
+for i = 1, #joined, 2 do
+  local student = joined[i]
+  if redis.call('HEXISTS', prefix .. ':removed', student) == 0 then
+    seats[#seats + 1] = {student, redis.call('HGET', prefix .. ':students', student) or '', joined[i + 1],
+                         redis.call('HEXISTS', prefix .. ':a:' .. step, student)}
+  end
+end
+return seats
+"""
+# KEYS[1] the window, ARGV[1] now, ARGV[2] limit, ARGV[3] window seconds, ARGV[4] '1' to count, ARGV[5] a
+# unique member. Returns the seconds to wait as a string ('0': counted, or under the limit).
+HIT = """
+local now, limit, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local held = redis.call('ZCARD', KEYS[1])
+if held >= limit then
+  local nth = redis.call('ZRANGE', KEYS[1], held - limit, held - limit, 'WITHSCORES')[2]
+  return tostring(math.max(tonumber(nth) + window - now, 0.001))
+end
+if ARGV[4] == '1' then
+  redis.call('ZADD', KEYS[1], now, ARGV[5])
+  redis.call('EXPIRE', KEYS[1], math.ceil(window))
+end
+return '0'
+"""
+END = KEYS_OF + """
+local existed = redis.call('DEL', prefix)
+for _, key in ipairs(class_keys()) do redis.call('DEL', key) end
 redis.call('ZREM', KEYS[2], string.sub(prefix, 10))
 redis.call('PUBLISH', prefix .. ':events', 'end')
 if existed > 0 then return 'ok' end
@@ -132,18 +203,16 @@ class RedisStore:
         # their own, so they never take the commands' connections.
         self.subscriber = redis.Redis.from_url(url, decode_responses=True, max_connections=SUBSCRIPTIONS, **timeouts)
         self.lifetimes = lifetimes
-        scripts = {"create": CREATE, "change": CHANGE, "join": JOIN, "answer": ANSWER, "state": STATE, "end": END}
+        scripts = {"create": CREATE, "change": CHANGE, "join": JOIN, "answer": ANSWER, "state": STATE, "end": END,
+                   "remove": REMOVE, "roster": ROSTER, "hit": HIT}
         self.scripts = {name: self.redis.register_script(text) for name, text in scripts.items()}
 
     async def _call(self, name: str, code: str, now: float, *args, keys: tuple = ()):
         return await self.scripts[name](keys=[_key(code), *keys],
                                         args=[now, self.lifetimes.idle, self.lifetimes.unjoined, *args])
 
-    async def create(self, code, token_hash, step, now, max_classes, address, limit: CreationLimit):
-        made = f"hp:made:{address}" if address is not None else ""
-        outcome, wait = await self._call("create", code, now, max_classes, token_hash, step, limit.per_window,
-                                         limit.window, keys=(made,))
-        return outcome, float(wait)
+    async def create(self, code, token_hash, step, now, max_classes):
+        return await self._call("create", code, now, max_classes, token_hash, step)
 
     async def token_hash(self, code, now):
         return await self.redis.hget(_key(code), "token_hash")
@@ -152,9 +221,9 @@ class RedisStore:
         found = await self.scripts["state"](keys=[_key(code)])
         if not found:
             return None
-        step, revealed, version, joined, answered, locked = found
+        step, revealed, version, joined, answered, locked, removed = found
         return ClassState(step=int(step), revealed=revealed == "1", joined=int(joined), answered=int(answered),
-                          version=int(version), locked=locked == "1")
+                          version=int(version), locked=locked == "1", removed=int(removed))
 
     async def set_step(self, code, step, now):
         return await self._call("change", code, now, "step", step, "revealed", 0)
@@ -166,13 +235,36 @@ class RedisStore:
         return await self._call("change", code, now, "locked", int(locked))
 
     async def end(self, code):
-        return await self.scripts["end"](keys=[_key(code), LIVE], args=[len(STEPS)])
+        return await self.scripts["end"](keys=[_key(code), LIVE])
 
-    async def join(self, code, student, token_hash, now, max_students):
-        return await self._call("join", code, now, student, token_hash, max_students)
+    async def join(self, code, student, token_hash, name, animal, now, max_students):
+        outcome, given = await self._call("join", code, now, student, token_hash, max_students, name or "", animal)
+        return outcome, given
 
     async def student(self, code, token_hash, now):
-        return await self.redis.hget(f"{_key(code)}:tokens", token_hash)
+        student = await self.redis.hget(f"{_key(code)}:tokens", token_hash)
+        if student is None:
+            return None
+        return student, bool(await self.redis.hexists(f"{_key(code)}:removed", student))
+
+    async def member(self, code, student, now):
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hexists(f"{_key(code)}:students", student)
+            pipe.hexists(f"{_key(code)}:removed", student)
+            seated, removed = await pipe.execute()
+        return bool(removed) if seated else None
+
+    async def roster(self, code, now):
+        seats = await self.scripts["roster"](keys=[_key(code)])
+        return [Seat(student, name, float(joined_at), bool(answered)) for student, name, joined_at, answered in seats]
+
+    async def remove(self, code, students, joined_after, now):
+        how = ("ids", 0) if students is not None else ("after", joined_after)
+        gone = await self._call("remove", code, now, *how, *(students or []))
+        return None if gone is None else list(gone)
+
+    async def removed(self, code):
+        return set(await self.redis.hkeys(f"{_key(code)}:removed"))
 
     async def answer(self, code, student, step, choice, now):
         outcome, current = await self._call("answer", code, now, student, step, choice)
@@ -191,6 +283,18 @@ class RedisStore:
         for choice in choices:
             counts[choice] = counts.get(choice, 0) + 1
         return counts
+
+    async def hit(self, key, limit, window, now, count):
+        wait = await self.scripts["hit"](keys=[f"hp:hits:{key}"],
+                                         args=[now, limit, window, "1" if count else "0", secrets.token_hex(8)])
+        return float(wait)
+
+    async def note(self, key, window, now):
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zremrangebyscore(f"hp:hits:{key}", "-inf", now - window)
+            pipe.zadd(f"hp:hits:{key}", {secrets.token_hex(8): now})
+            pipe.expire(f"hp:hits:{key}", math.ceil(window))
+            await pipe.execute()
 
     async def changes(self, code) -> AsyncIterator[None]:
         pubsub = self.subscriber.pubsub()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from app.stores import ClassState, CreationLimit, Lifetimes, Outcome
+from app.stores import ClassState, Lifetimes, Outcome, Seat
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
@@ -21,16 +21,20 @@ CREATE TABLE IF NOT EXISTS classes (
     version INTEGER NOT NULL, touched REAL NOT NULL, locked INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS students (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, student TEXT NOT NULL, token_hash TEXT,
-    PRIMARY KEY (code, student));
+    name TEXT, joined_at REAL, removed_at REAL, PRIMARY KEY (code, student));
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL, student TEXT NOT NULL,
     choice TEXT NOT NULL, PRIMARY KEY (code, step, student));
-CREATE TABLE IF NOT EXISTS creations (address TEXT NOT NULL, at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS creations_by_address ON creations (address, at);
+-- Rate limits' events (app/services/rate_limits.py): each row leaves when its window has passed.
+CREATE TABLE IF NOT EXISTS hits (key TEXT NOT NULL, at REAL NOT NULL, until REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS hits_by_key ON hits (key, at);
+CREATE INDEX IF NOT EXISTS hits_by_end ON hits (until);
+DROP TABLE IF EXISTS creations;
 """
 # Columns added since the first classes.db: a file from before gets them on start (its classes keep going;
 # its students, who hold no token, join again).
-ADDED_COLUMNS = {"classes": ("locked", "INTEGER NOT NULL DEFAULT 0"), "students": ("token_hash", "TEXT")}
+ADDED_COLUMNS = [("classes", "locked", "INTEGER NOT NULL DEFAULT 0"), ("students", "token_hash", "TEXT"),
+                 ("students", "name", "TEXT"), ("students", "joined_at", "REAL"), ("students", "removed_at", "REAL")]
 INDEXES = "CREATE INDEX IF NOT EXISTS students_by_token ON students (code, token_hash);"
 # A class lives while touched within the idle time, and within the shorter time while nobody joined.
 ALIVE = ("touched >= :idle_cut AND (touched >= :unjoined_cut OR "
@@ -57,7 +61,7 @@ class SqliteStore:
             self.db.execute("PRAGMA synchronous=NORMAL")  # WAL: a power cut may lose the last commits, never the file
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(SCHEMA)
-            for table, (column, kind) in ADDED_COLUMNS.items():
+            for table, column, kind in ADDED_COLUMNS:
                 if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
             self.db.executescript(INDEXES)
@@ -97,24 +101,14 @@ class SqliteStore:
     def _touch(self, code: str, now: float) -> None:
         self.db.execute("UPDATE classes SET version = version + 1, touched = ? WHERE code = ?", (now, code))
 
-    async def create(self, code, token_hash, step, now, max_classes, address, limit: CreationLimit):
+    async def create(self, code, token_hash, step, now, max_classes):
         def create():
             self._purge(now)
-            if address is not None:
-                self.db.execute("DELETE FROM creations WHERE at <= ?", (now - limit.window,))
-                made = self.db.execute("SELECT count(*), min(at) FROM creations WHERE address = ?",
-                                       (address,)).fetchone()
-                if made[0] >= limit.per_window:
-                    return "limited", made[1] + limit.window - now
             if self.db.execute("SELECT count(*) FROM classes").fetchone()[0] >= max_classes:
-                return "full", 0.0
+                return "full"
             inserted = self.db.execute("INSERT OR IGNORE INTO classes VALUES (?, ?, ?, 0, 1, ?, 0)",
                                        (code, token_hash, step, now)).rowcount
-            if not inserted:
-                return "missing", 0.0
-            if address is not None:
-                self.db.execute("INSERT INTO creations VALUES (?, ?)", (address, now))
-            return "ok", 0.0
+            return "ok" if inserted else "missing"
         return await self._run(self._write, create)
 
     async def token_hash(self, code, now):
@@ -130,11 +124,13 @@ class SqliteStore:
         if row is None:
             return None
         step, revealed, version, locked = row
-        joined = self.db.execute("SELECT count(*) FROM students WHERE code = ?", (code,)).fetchone()[0]
+        joined, removed = self.db.execute(
+            "SELECT count(*) FILTER (WHERE removed_at IS NULL), count(removed_at) FROM students WHERE code = ?",
+            (code,)).fetchone()
         answered = self.db.execute("SELECT count(*) FROM answers WHERE code = ? AND step = ?",
                                    (code, step)).fetchone()[0]
         return ClassState(step=step, revealed=bool(revealed), joined=joined, answered=answered, version=version,
-                          locked=bool(locked))
+                          locked=bool(locked), removed=removed)
 
     async def state(self, code, now):
         # One read transaction, so the counts belong to the step read with them.
@@ -170,27 +166,88 @@ class SqliteStore:
             return "ok" if self.db.execute("DELETE FROM classes WHERE code = ?", (code,)).rowcount else "missing"
         return await self._run(self._write, end)
 
-    async def join(self, code, student, token_hash, now, max_students) -> Outcome:
+    async def join(self, code, student, token_hash, name, animal, now, max_students):
         def join():
             live = self._live(code, now)
             if live is None:
-                return "missing"
+                return "missing", ""
             if live[2]:
-                return "locked"
-            if self.db.execute("SELECT count(*) FROM students WHERE code = ?", (code,)).fetchone()[0] >= max_students:
-                return "full"
-            self.db.execute("INSERT INTO students VALUES (?, ?, ?)", (code, student, token_hash))
+                return "locked", ""
+            seated, ever = self.db.execute("SELECT count(*) FILTER (WHERE removed_at IS NULL), count(*) "
+                                           "FROM students WHERE code = ?", (code,)).fetchone()
+            if seated >= max_students:
+                return "full", ""
+            given = name
+            n = ever + 1
+            while given is None:
+                given = f"{animal} {n}"
+                if self.db.execute("SELECT 1 FROM students WHERE code = ? AND name = ?", (code, given)).fetchone():
+                    given, n = None, n + 1
+            self.db.execute("INSERT INTO students (code, student, token_hash, name, joined_at) VALUES (?, ?, ?, ?, ?)",
+                            (code, student, token_hash, given, now))
             self._touch(code, now)
-            return "ok"
+            return "ok", given
         return await self._run(self._write, join)
 
     async def student(self, code, token_hash, now):
         def read():
             row = self.db.execute(
-                f"SELECT student FROM students WHERE code = :code AND token_hash = :hash AND EXISTS "
-                f"(SELECT 1 FROM classes WHERE code = :code AND {ALIVE})",
+                f"SELECT student, removed_at IS NOT NULL FROM students WHERE code = :code AND token_hash = :hash "
+                f"AND EXISTS (SELECT 1 FROM classes WHERE code = :code AND {ALIVE})",
                 {"code": code, "hash": token_hash, **self._cuts(now)}).fetchone()
-            return row[0] if row else None
+            return (row[0], bool(row[1])) if row else None
+        return await self._run(read)
+
+    async def member(self, code, student, now):
+        def read():
+            row = self.db.execute(
+                f"SELECT removed_at IS NOT NULL FROM students WHERE code = :code AND student = :student "
+                f"AND EXISTS (SELECT 1 FROM classes WHERE code = :code AND {ALIVE})",
+                {"code": code, "student": student, **self._cuts(now)}).fetchone()
+            return bool(row[0]) if row else None
+        return await self._run(read)
+
+    async def roster(self, code, now):
+        def read():
+            self.db.execute("BEGIN")
+            try:
+                step = self.db.execute("SELECT step FROM classes WHERE code = ?", (code,)).fetchone()
+                rows = self.db.execute(
+                    "SELECT s.student, coalesce(s.name, ''), coalesce(s.joined_at, 0), a.student IS NOT NULL "
+                    "FROM students s LEFT JOIN answers a ON a.code = s.code AND a.student = s.student AND a.step = ? "
+                    "WHERE s.code = ? AND s.removed_at IS NULL ORDER BY s.joined_at, s.rowid",
+                    (step[0] if step else 0, code)).fetchall()
+            finally:
+                self.db.execute("COMMIT")
+            return [Seat(student, name, joined_at, bool(answered)) for student, name, joined_at, answered in rows]
+        return await self._run(read)
+
+    async def remove(self, code, students, joined_after, now):
+        def remove():
+            if self._live(code, now) is None:
+                return None
+            if students is not None:
+                marks = ",".join("?" * len(students))
+                chosen = self.db.execute(f"SELECT student FROM students WHERE code = ? AND removed_at IS NULL "
+                                         f"AND student IN ({marks})", (code, *students)).fetchall()
+            else:
+                chosen = self.db.execute("SELECT student FROM students WHERE code = ? AND removed_at IS NULL "
+                                         "AND joined_at > ?", (code, joined_after)).fetchall()
+            gone = [row[0] for row in chosen]
+            if gone:
+                self.db.executemany("UPDATE students SET removed_at = ? WHERE code = ? AND student = ?",
+                                    [(now, code, s) for s in gone])
+                # Every step and round: answers are keyed by student, whatever else keys them.
+                self.db.executemany("DELETE FROM answers WHERE code = ? AND student = ?", [(code, s) for s in gone])
+                self._touch(code, now)
+            return gone
+        return await self._run(self._write, remove)
+
+    async def removed(self, code):
+        def read():
+            rows = self.db.execute("SELECT student FROM students WHERE code = ? AND removed_at IS NOT NULL",
+                                   (code,)).fetchall()
+            return {row[0] for row in rows}
         return await self._run(read)
 
     async def answer(self, code, student, step, choice, now):
@@ -199,6 +256,9 @@ class SqliteStore:
             if live is None:
                 return "missing", 0
             current, revealed, _ = live
+            if self.db.execute("SELECT removed_at IS NOT NULL FROM students WHERE code = ? AND student = ?",
+                               (code, student)).fetchone() != (0,):
+                return "removed", current
             kept = self.db.execute("SELECT choice FROM answers WHERE code = ? AND step = ? AND student = ?",
                                    (code, step, student)).fetchone()
             if kept is not None and kept[0] == choice:
@@ -227,6 +287,26 @@ class SqliteStore:
             return dict(rows)
         return await self._run(read)
 
+    async def hit(self, key, limit, window, now, count):
+        def hit():
+            self.db.execute("DELETE FROM hits WHERE until <= ?", (now,))
+            held = self.db.execute("SELECT count(*) FROM hits WHERE key = ?", (key,)).fetchone()[0]
+            if held >= limit:
+                # The window frees a place when its oldest event of the last `limit` leaves it.
+                nth = self.db.execute("SELECT at FROM hits WHERE key = ? ORDER BY at DESC LIMIT 1 OFFSET ?",
+                                      (key, limit - 1)).fetchone()[0]
+                return max(nth + window - now, 0.001)
+            if count:
+                self.db.execute("INSERT INTO hits VALUES (?, ?, ?)", (key, now, now + window))
+            return 0.0
+        return await self._run(self._write, hit)
+
+    async def note(self, key, window, now):
+        def note():
+            self.db.execute("DELETE FROM hits WHERE until <= ?", (now,))
+            self.db.execute("INSERT INTO hits VALUES (?, ?, ?)", (key, now, now + window))
+        await self._run(self._write, note)
+
     async def changes(self, code) -> AsyncIterator[None]:
         def version():
             row = self.db.execute("SELECT version FROM classes WHERE code = ?", (code,)).fetchone()
@@ -241,7 +321,7 @@ class SqliteStore:
 
     async def ping(self) -> None:
         # A write, as a class's would be: a file that can be read but not written is down for class mode.
-        await self._run(self._write, lambda: self.db.execute("DELETE FROM creations WHERE 0"))
+        await self._run(self._write, lambda: self.db.execute("DELETE FROM hits WHERE 0"))
 
     async def close(self) -> None:
         await self._run(self.db.close)
