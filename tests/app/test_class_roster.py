@@ -2,12 +2,14 @@
 count, and limits that slow only requests without a credential, on both stores."""
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 
 import pytest
 from class_servers import redis_server, sse_data
 from fastapi.testclient import TestClient
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.lesson_steps import STEPS
 from app.main import create_app
@@ -18,8 +20,29 @@ from app.stores import Lifetimes
 from app.stores.redis import RedisStore
 from app.stores.sqlite import SqliteStore
 
-TEACHER_ADDRESS = ("198.51.100.20", 50000)
-SCHOOL = ("203.0.113.50", 50001)  # every phone of the class, and the student who tries to break it
+TEACHER_ADDRESS = "198.51.100.20"
+SCHOOL = "203.0.113.50"  # every phone of the class, and the student who tries to break it
+
+
+class From:
+    """The one test client (one event loop: Redis's connections belong to it), as seen from `address`: the
+    app trusts X-Forwarded-For here, as uvicorn does from FORWARDED_ALLOW_IPS behind the README's proxy."""
+
+    def __init__(self, client: TestClient, address: str):
+        self.client = client
+        self.address = address
+
+    def __getattr__(self, method):
+        def call(*args, headers=None, **kwargs):
+            return getattr(self.client, method)(*args, headers={"X-Forwarded-For": self.address, **(headers or {})},
+                                                 **kwargs)
+        return call
+
+
+@contextlib.contextmanager
+def served_to(settings):
+    with TestClient(ProxyHeadersMiddleware(create_app(settings), trusted_hosts="*")) as client:
+        yield lambda address: From(client, address)
 
 
 @pytest.fixture(scope="module")
@@ -41,10 +64,9 @@ def settings(request, tmp_path):
 
 @pytest.fixture
 def clients(settings):
-    """(the teacher's browser, a phone at the school's address): two clients of one app."""
-    app = create_app(settings)
-    with TestClient(app, client=TEACHER_ADDRESS) as teacher, TestClient(app, client=SCHOOL) as phone:
-        yield teacher, phone
+    """(the teacher's browser, a phone at the school's address)."""
+    with served_to(settings) as at:
+        yield at(TEACHER_ADDRESS), at(SCHOOL)
 
 
 def open_class(client):
@@ -197,8 +219,8 @@ def test_unknown_codes_from_the_school_slow_only_requests_without_a_credential(c
 
 
 def test_a_class_can_always_be_started_from_loopback(settings):
-    app = create_app(settings)
-    with TestClient(app, client=SCHOOL) as student, TestClient(app, client=("127.0.0.1", 50002)) as here:
+    with served_to(settings) as at:
+        student, here = at(SCHOOL), at("127.0.0.1")
         for _ in range(10):
             assert student.post("/api/classes").status_code == 201
         for _ in range(10):
@@ -212,8 +234,8 @@ def test_a_class_can_always_be_started_from_loopback(settings):
         for _ in range(3):
             assert here.post("/api/classes").status_code == 201
     # With HP_TEACHER_KEY, loopback still needs no key; any other address does.
-    keyed = create_app(settings.model_copy(update={"teacher_key": "k"}))
-    with TestClient(keyed, client=SCHOOL) as student, TestClient(keyed, client=("::1", 50003)) as here:
+    with served_to(settings.model_copy(update={"teacher_key": "k"})) as at:
+        student, here = at(SCHOOL), at("::1")
         assert student.post("/api/classes").status_code == 401
         assert here.post("/api/classes").status_code == 201
 

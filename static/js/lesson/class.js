@@ -10,7 +10,11 @@
 // the class holds the record of each question (joinClass's room).
 // Outages lose nothing: "reconnecting…" while the stream or the store is down, and a student's answer is
 // kept and sent again until the server acknowledges it (a repeat counts once).
-// Secrets stay here: the teacher's token in this browser's localStorage, never in a URL.
+// Secrets stay here: the teacher's token in this browser's localStorage, never in a URL (the teacher's event
+// stream carries its stream key, which grants only the stream; a student's carries their id).
+// The teacher's roster lists the names as they join, each with a remove control, and the joins of the last
+// minute with one control that removes them all (the answer to a flood). Names are the students' text:
+// they go in through textContent only (dom.js's el), never as markup.
 
 import { $, clear, el, show } from "../dom.js";
 import { fillRich, sentences, tr } from "../i18n.js";
@@ -18,17 +22,18 @@ import { ClassRequestError, isOutage, responseError, wording } from "./class_err
 import { lesson } from "./controller.js";
 import { orderLabel } from "./kinds.js";
 
-// {code, token, join_url, join_urls, loopback}: only on the teacher's device
+// {code, token, join_url, join_urls, teacher_stream, loopback}: only on the teacher's device
 const TEACHER_KEY = "heads-positions.class.teacher";
-// {code, token, answers: {step: choice}, pending: {step, choice} | null}: this browser's seat in a class,
-// kept so a closed tab comes back as the same student (the server keeps only the token's hash) and an
-// answer not yet received is sent again. {code, ended: true}: the class ended; the end screen stays.
+// {code, token, student, name, answers: {step: choice}, pending: {step, choice} | null}: this browser's seat
+// in a class, kept so a closed tab comes back as the same student (the server keeps only the token's hash)
+// and an answer not yet received is sent again. {code, ended: true, reason}: the class ended, or the teacher
+// removed this student; the end screen stays.
 const STUDENT_KEY = "heads-positions.class.student";
-const ID_KEY = "heads-positions.student-id"; // random, per browser: no account, no name (the event stream's view)
 const KEY_KEY = "heads-positions.class.key"; // HP_TEACHER_KEY as typed, for this tab only (sessionStorage)
 const CODE_SHAPE = /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/;
 const BACK_MS = 6000; // how long "back" stays on screen after an outage
 const RETRY_MS = [1000, 2000, 3000, 5000]; // a student's unacknowledged answer is sent again after these
+const RECENT_SECONDS = 60; // the roster's "joined in the last minute"
 // Read at load, before main.js rewrites the URL to ?step=N&lang=L.
 const linkCode = new URLSearchParams(location.search).get("class");
 
@@ -40,6 +45,7 @@ const ui = {
   keyInput: $("#class-key"),
   joinForm: $("#class-join-form"),
   codeInput: $("#class-code-input"),
+  nameInput: $("#class-name-input"),
   teacher: $("#class-teacher"),
   code: $("#class-code"),
   qr: $("#class-qr"),
@@ -47,6 +53,10 @@ const ui = {
   links: $("#class-links"),
   phones: $("#class-phones"),
   counts: $("#class-counts"),
+  roster: $("#class-roster"),
+  recent: $("#class-recent"),
+  names: $("#class-names"),
+  removeRecent: $("#class-remove-recent"),
   spread: $("#class-spread"),
   said: $("#class-said"),
   reveal: $("#class-reveal"),
@@ -54,6 +64,7 @@ const ui = {
   lock: $("#class-lock"),
   student: $("#class-student"),
   following: $("#class-following"),
+  me: $("#class-me"),
   mine: $("#class-mine"),
   leave: $("#class-leave"),
   over: $("#class-over"),
@@ -72,6 +83,10 @@ let code = null;
 let token = null;
 let live = null; // the class's last state: {step, revealed, joined, answered, locked}
 let counts = null; // teacher only: {choice: students} at live.step
+let students = []; // teacher only: the roster, [{student, name, joined_at, answered}]
+let serverNow = 0; // teacher only: the server's clock when the roster was read (joined_at is the server's)
+let serverNowAt = 0; // performance.now() then: the server's clock now is read from both
+let rosterTimer = null; // the last minute's joins age without any event: the roster is drawn again
 let source = null; // the EventSource
 let reconnectTimer = null;
 let backTimer = null;
@@ -113,16 +128,6 @@ function write(storage, key, value) {
   } catch {
     // storage blocked: the class works until the page is reloaded
   }
-}
-
-function studentId() {
-  let id = read(localStorage, ID_KEY);
-  if (typeof id !== "string" || !/^[A-Za-z0-9_-]{16,64}$/.test(id)) {
-    const bytes = crypto.getRandomValues(new Uint8Array(16));
-    id = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-    write(localStorage, ID_KEY, id);
-  }
-  return id;
 }
 
 const mySaved = () => read(localStorage, STUDENT_KEY);
@@ -188,6 +193,8 @@ function failed(error, lead = null) {
         setConnection(null);
       }, 1000 * (error.retryAfter ?? 5));
     }
+  } else if (error?.type === "student_removed") {
+    over("class_removed");
   } else if (error?.status === 404 && role === "student") {
     over("class_gone");
   } else if (error?.status === 404) {
@@ -280,6 +287,7 @@ function renderTeacher() {
   if (!live) return;
   const step = stepOf(live.step);
   ui.counts.textContent = tr("class_counts", { joined: live.joined, answered: live.answered });
+  renderRoster();
   ui.panel.dataset.joined = String(live.joined);
   ui.panel.dataset.answered = String(live.answered);
   ui.panel.dataset.step = String(live.step);
@@ -306,6 +314,27 @@ function renderTeacher() {
   renderSaid(step);
 }
 
+/** Who joined, newest last; the joins of the last minute counted apart, so a flood shows at a glance. */
+const serverClock = () => serverNow + (performance.now() - serverNowAt) / 1000;
+
+function renderRoster() {
+  const now = serverClock();
+  const recent = students.filter((s) => now - s.joined_at <= RECENT_SECONDS).length;
+  ui.recent.dataset.classRecent = String(recent);
+  ui.recent.textContent = recent ? tr("class_recent", { n: recent }) : "";
+  ui.removeRecent.textContent = tr("class_remove_recent", { n: recent });
+  show(ui.removeRecent, recent > 0);
+  const rows = students.map((s) => el("li", { dataset: { student: s.student, answered: String(s.answered) } }, [
+    el("span", { className: "lesson-class__name", text: s.name }),
+    el("button", {
+      type: "button", className: "lesson-class__remove", text: "×",
+      attrs: { "aria-label": tr("class_remove_named", { name: s.name }), title: tr("class_remove_named", { name: s.name }) },
+      onclick: () => removeStudents({ student: s.student }),
+    }),
+  ]));
+  ui.names.replaceChildren(...rows);
+}
+
 /** After the reveal: the class's most chosen answer next to what the model did (the lesson's verdict). */
 function renderSaid(step) {
   const outcome = verdict?.step === live.step ? verdict.outcome : undefined;
@@ -324,6 +353,8 @@ function renderSaid(step) {
 
 function renderStudent() {
   ui.following.textContent = tr("class_following", { code });
+  const name = mySaved()?.name;
+  ui.me.textContent = name ? tr("class_me", { name }) : "";
   ui.panel.dataset.step = String(live?.step ?? "");
   ui.panel.dataset.revealed = String(live?.revealed ?? "");
   if (!live) return;
@@ -346,6 +377,10 @@ function renderStudent() {
 // ---- events ------------------------------------------------------------------------------------
 
 function onState(data) {
+  if (data.removed) {
+    over("class_removed");
+    return;
+  }
   if (data.ended) {
     if (role === "student") over("class_ended");
     else leave("class_ended");
@@ -361,7 +396,9 @@ function onState(data) {
 function connect() {
   source?.close();
   clearTimeout(reconnectTimer);
-  const query = role === "student" ? `?student=${encodeURIComponent(studentId())}` : "";
+  // The stream's credential: it is never refused for unknown codes others sent from this network.
+  const key = role === "student" ? mySaved()?.student : read(localStorage, TEACHER_KEY)?.teacher_stream;
+  const query = key ? `?${role === "student" ? "student" : "teacher"}=${encodeURIComponent(key)}` : "";
   const stream = new EventSource(`/api/classes/${code}/events${query}`);
   source = stream;
   stream.addEventListener("message", (event) => {
@@ -398,6 +435,8 @@ function refreshCounts() {
     .then((view) => {
       live = { ...live, ...view };
       counts = view.counts ?? null;
+      students = view.students ?? [];
+      if (view.now) [serverNow, serverNowAt] = [view.now, performance.now()];
       render();
     }, failed)
     .finally(() => {
@@ -419,7 +458,7 @@ async function startClass() {
     const made = await call("POST", "", undefined, null, key ? { "X-Teacher-Key": key } : {});
     write(localStorage, TEACHER_KEY, {
       code: made.code, token: made.teacher_token, join_url: made.join_url, join_urls: made.join_urls,
-      loopback: made.loopback,
+      teacher_stream: made.teacher_stream, loopback: made.loopback,
     });
     [role, code, token] = ["teacher", made.code, made.teacher_token];
     // The class starts on the step on the teacher's screen, before any event can move the screen to step 1.
@@ -446,21 +485,24 @@ async function joinTyped(event) {
     say("class_code_shape");
     return;
   }
-  join(typed, "class_not_found");
+  join(typed, "class_not_found", ui.nameInput.value.trim());
 }
 
 /**
  * Take a seat in the class (POST /join), or come back to this browser's seat with its token: the server then
  * returns this student's answers so far. missing: what to say when no class has the code.
  */
-async function join(joinCode, missing = "class_gone") {
+async function join(joinCode, missing = "class_gone", name = "") {
   const saved = mySaved();
   const seat = saved?.code === joinCode && !saved.ended ? saved : null;
   let joined;
   try {
-    joined = await call("POST", `/${joinCode}/join`, undefined, seat?.token);
+    joined = await call("POST", `/${joinCode}/join`, !seat && name ? { name } : undefined, seat?.token);
   } catch (error) {
-    if (error.status === 404 && seat) {
+    if (error.type === "student_removed") {
+      code = joinCode;
+      over("class_removed");
+    } else if (error.status === 404 && seat) {
       // This browser was in the class and it is gone (ended or expired while away): its end screen.
       code = joinCode;
       over("class_gone");
@@ -469,14 +511,14 @@ async function join(joinCode, missing = "class_gone") {
     } else {
       failed(error);
       // No seat yet and no answer: try again when it is an outage (a server restarting, a store coming back).
-      if (isOutage(error)) setTimeout(() => join(joinCode, missing), RETRY_MS[2]);
+      if (isOutage(error)) setTimeout(() => join(joinCode, missing, name), RETRY_MS[2]);
     }
     return;
   }
   const own = joined.student_token === seat?.token;
   const answers = { ...(own ? seat.answers : {}), ...joined.answers };
-  write(localStorage, STUDENT_KEY, { code: joinCode, token: joined.student_token, answers,
-    pending: own ? seat.pending ?? null : null });
+  write(localStorage, STUDENT_KEY, { code: joinCode, token: joined.student_token, student: joined.student,
+    name: joined.name, answers, pending: own ? seat.pending ?? null : null });
   begin("student", joinCode, null);
   if (myPending()) attemptAnswer(); // an answer the server had not acknowledged before the reload
 }
@@ -487,13 +529,17 @@ function begin(asRole, classCode, teacherToken) {
   token = teacherToken;
   live = null;
   counts = null;
+  students = [];
   say(null);
   render();
   lesson.joinClass(room);
   connect();
+  clearInterval(rosterTimer);
+  if (asRole === "teacher") rosterTimer = setInterval(() => { if (role === "teacher") renderRoster(); }, 5000);
 }
 
 function stopListening() {
+  clearInterval(rosterTimer);
   source?.close();
   source = null;
   clearTimeout(reconnectTimer);
@@ -515,6 +561,9 @@ function leave(messageKey) {
   say(messageKey);
 }
 
+const overKey = (reason) => ({ class_gone: "class_over_gone", class_removed: "class_over_removed" })[reason]
+  ?? "class_over";
+
 /** A student's class is over: the end screen, kept in this browser so that a reload shows it again. */
 function over(messageKey) {
   stopListening();
@@ -522,7 +571,7 @@ function over(messageKey) {
   role = "over";
   live = null;
   lesson.leaveClass();
-  ui.overText.textContent = tr(messageKey === "class_gone" ? "class_over_gone" : "class_over", { code });
+  ui.overText.textContent = tr(overKey(messageKey), { code });
   render();
   say(null);
   window.scrollTo(0, 0);
@@ -563,7 +612,7 @@ function attemptAnswer() {
       }
       settle();
       render();
-      if (error.status === 404) {
+      if (error.status === 404 || error.type === "student_removed") {
         failed(error);
         return;
       }
@@ -607,6 +656,17 @@ async function moveClass(n) {
     counts = null;
   }
   lesson.goTo(n, { from: "class", focus: true });
+  refreshCounts();
+}
+
+/** The teacher removes one student ({student}) or everyone who joined after a moment ({joined_after}). */
+async function removeStudents(which) {
+  try {
+    await call("POST", `/${code}/remove`, which);
+  } catch (error) {
+    failed(error, tr("class_remove_failed"));
+    return;
+  }
   refreshCounts();
 }
 
@@ -688,6 +748,9 @@ export function startClassMode(lessonSteps) {
     call("POST", `/${code}/end`).then(() => leave("class_ended"), (error) => failed(error, tr("class_end_failed")));
   });
   ui.lock.addEventListener("change", () => { setLock(ui.lock.checked); });
+  ui.removeRecent.addEventListener("click", () => {
+    removeStudents({ joined_after: serverClock() - RECENT_SECONDS });
+  });
   ui.leave.addEventListener("click", () => leave(null));
   ui.alone.addEventListener("click", () => leave(null));
   lesson.addEventListener("move", onMove);
@@ -714,7 +777,7 @@ export function startClassMode(lessonSteps) {
 export function redrawClass() {
   if (!ui.panel) return;
   if (role) render();
-  if (role === "over") ui.overText.textContent = tr(mySaved()?.reason === "class_gone" ? "class_over_gone" : "class_over", { code });
+  if (role === "over") ui.overText.textContent = tr(overKey(mySaved()?.reason), { code });
   const connection = ui.connection.dataset.classConnection;
   if (connection) ui.connection.textContent = tr(`class_${connection}`);
 }

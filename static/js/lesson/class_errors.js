@@ -42,6 +42,9 @@ const BY_TYPE = {
   teacher_token_wrong: "class_not_teacher",
   student_token_missing: "class_seat_lost",
   student_token_wrong: "class_seat_lost",
+  student_removed: "class_over_removed",
+  name_too_long: "class_name_too_long",
+  name_control_character: "class_name_bad",
   step_not_current: "class_closed",
   answers_closed: "class_closed",
   step_without_question: "class_closed",
@@ -53,5 +56,7 @@ export function wording(error) {
   const seconds = error?.retryAfter ?? 60;
   if (!(error instanceof ClassRequestError) || error.status === 0) return { key: "class_error", vars: {} };
   const key = BY_TYPE[error.type] ?? (error.status === 404 ? "class_gone" : "class_failed");
-  return { key, vars: { seconds, status: error.status, max: error.ctx?.max_classes ?? error.ctx?.max_students ?? "" } };
+  const minutes = error.ctx?.retry_minutes ?? Math.max(1, Math.ceil(seconds / 60));
+  return { key, vars: { seconds, minutes, status: error.status, code: error.ctx?.code ?? "",
+    max: error.ctx?.max_classes ?? error.ctx?.max_students ?? "" } };
 }
