@@ -55,21 +55,21 @@ def _name(value: str) -> str | None:
     return value or None
 
 
-StudentName = Annotated[str, Field(description=f"What the teacher's roster shows: at most {NAME_CHARS} characters, "
-                                               "trimmed, no control characters. Blank: the server gives one."),
-                        AfterValidator(_name)]
+StudentName = Annotated[str, AfterValidator(_name)]
 
 
 class JoinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{"name": "Mei"}]})
-    name: StudentName | None = None
+    name: StudentName | None = Field(
+        None, description=f"What the teacher's roster shows: at most {NAME_CHARS} characters, trimmed, no control "
+                          "characters. Absent or blank: the server gives a name unique in the class, e.g. Otter 3.")
 
 
 class Removal(BaseModel):
     """One of the two: a student, or everyone who joined after a moment (the answer to a flood of joins)."""
     model_config = ConfigDict(extra="forbid", json_schema_extra={
         "examples": [{"student": "Xq3v8sPz0cL1mN2b"}, {"joined_after": 1767225600.0}]})
-    student: StudentId | None = None
+    student: StudentId | None = Field(None, description="One student's id, as the roster lists it.")
     joined_after: float | None = Field(
         None, allow_inf_nan=False,
         description="Seconds since 1970 (as joined_at and now in GET /api/classes/{code}): everyone who joined "

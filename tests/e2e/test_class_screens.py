@@ -159,7 +159,8 @@ def refuse(status: int, error_type: str, ctx: dict | None = None, retry_after: i
 
 
 @pytest.mark.parametrize(("status", "error_type", "ctx", "retry_after", "key", "values"), [
-    (429, "too_many_classes_from_address", {"retry_after": 1800}, 1800, "class_too_many_classes", {"seconds": 1800}),
+    (429, "too_many_classes_from_address", {"retry_after": 1750, "retry_minutes": 30}, 1750, "class_too_many_classes",
+     {"minutes": 30}),
     (401, "teacher_key_missing", {}, None, "class_key_missing", {}),
     (403, "teacher_key_wrong", {}, None, "class_key_wrong", {}),
     (503, "too_many_classes_open", {"max_classes": 200}, 60, "class_server_full", {"max": 200}),
@@ -184,6 +185,8 @@ def test_starting_a_class_says_what_went_wrong_in_the_pages_language(open_page, 
     tools.wait_until(page, "() => !document.querySelector('#class-status').hidden", message="nothing was said")
     said = words(page.text_content("#class-status"))
     assert said == fill(texts("fr")[key], **values)
+    box = page.evaluate(BOX, "#class-status")
+    assert box["height"] > 0 and 0 <= box["top"] and box["bottom"] <= 900, f"said below the first screen: {box}"
     if key != "class_error":
         assert said != words(texts("fr")["class_error"]), "'the server did not answer' though it did"
     if key == "class_store_down":  # the store comes back by itself: the page says it is reconnecting

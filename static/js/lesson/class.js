@@ -473,6 +473,7 @@ async function startClass() {
     }
     role = null;
     failed(error);
+    ui.status.scrollIntoView({ block: "nearest" }); // on the first screen, wherever the panel sits
   } finally {
     ui.start.disabled = false;
   }

@@ -1,0 +1,127 @@
+"""The roster in real browsers (issue 29): a teacher at a 1280x720 projector, phones at 390x844 in three
+languages joining with names, and one student who tries to break the class: a name made of HTML, answers from
+a removed seat, and a flood of made-up joins. Names stay text; the teacher removes the breaker and the flood;
+their phones say so; the counts are what the remaining students sent."""
+
+import json
+import urllib.request
+
+import pytest
+from class_pages import class_app, visible, wait_panel, wait_step
+from class_pages import lesson_texts as texts
+
+pytestmark = pytest.mark.e2e
+
+ANSWER_STEP = 4  # 我打你 / 你打我: same or different
+HTML_NAME = '<img src=x onerror="document.title=1">'  # 24 characters of markup, the most a name may be
+PHONES = [("zh-CN", "小明", "same"), ("ja-JP", "さくら", "different"), ("fr-FR", "", "same")]
+
+
+@pytest.fixture(scope="module")
+def server_url():
+    with class_app() as url:
+        yield url
+
+
+def api(server_url, method, path, body=None, token=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(f"{server_url}/api/classes{path}", method=method, headers=headers,
+                                     data=None if body is None else json.dumps(body).encode())
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def roster_names(page):
+    return page.evaluate("() => [...document.querySelectorAll('[data-class-names] li')]"
+                         ".map((li) => li.querySelector('.lesson-class__name').textContent)")
+
+
+def join_as(open_page, tools, code, locale, name):
+    phone = open_page("/lesson?step=1&lang=" + locale[:2], width=390, height=844, locale=locale, explorer=False)
+    tools.wait_until(phone, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
+    phone.fill("#class-code-input", code)
+    phone.fill("#class-name-input", name)
+    phone.click("#class-join")
+    wait_panel(phone, tools, "step", str(ANSWER_STEP))
+    return phone
+
+
+def test_a_teacher_sees_who_joined_removes_the_breaker_and_the_flood(open_page, server_url, tools):
+    assert len(HTML_NAME) <= 24
+    teacher = open_page(f"/lesson?step={ANSWER_STEP}&lang=ja", width=1280, height=720, locale="ja-JP",
+                        explorer=False)
+    tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
+    teacher.click("[data-class-start]")
+    tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('[data-class-code]').textContent)")
+    code = teacher.text_content("[data-class-code]")
+    token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
+
+    phones = [join_as(open_page, tools, code, locale, name) for locale, name, _ in PHONES]
+    breaker = join_as(open_page, tools, code, "en-US", HTML_NAME)
+    wait_panel(teacher, tools, "joined", "4")
+    view = api(server_url, "GET", f"/{code}", token=token)
+    given = view["students"][2]["name"]  # the French phone gave no name: the server's, e.g. "Otter 3"
+    assert given.endswith(" 3") and given != ""
+    tools.wait_until(teacher, "() => document.querySelectorAll('[data-class-names] li').length === 4")
+    assert roster_names(teacher) == ["小明", "さくら", given, HTML_NAME]
+    # The markup is text: no element was made of it, nothing ran.
+    assert teacher.evaluate("() => document.querySelector('[data-class-names] img')") is None
+    assert teacher.evaluate("() => document.title") != "1" and breaker.evaluate("() => document.title") != "1"
+    # Each phone shows the name the teacher sees, in its language.
+    assert texts("zh")["class_me"].replace("{name}", "小明") == phones[0].text_content("[data-class-me]")
+    assert given in phones[2].text_content("[data-class-me]")
+    assert HTML_NAME in breaker.text_content("[data-class-me]")
+    recent = teacher.evaluate("() => document.querySelector('#class-recent').dataset.classRecent")
+    assert recent == "4", "four joined within the minute"
+
+    for page, (_, _, pick) in zip(phones, PHONES):
+        page.check(f"[data-question] input[value='{pick}']")
+        page.click("[data-commit]")
+        wait_panel(page, tools, "mine", pick)
+    breaker.check("[data-question] input[value='different']")
+    breaker.click("[data-commit]")
+    wait_panel(breaker, tools, "mine", "different")
+    wait_panel(teacher, tools, "answered", "4")
+
+    # The teacher removes the breaker with the control beside the name.
+    teacher.click(f"[data-class-names] li[data-student='{view['students'][3]['student']}'] button")
+    wait_panel(teacher, tools, "joined", "3")
+    tools.wait_until(teacher, "() => document.querySelector(\"[data-class-spread] li[data-choice='different']\")"
+                              "?.dataset.count === '1'", message="the removed student's answer still counts")
+    assert roster_names(teacher) == ["小明", "さくら", given]
+    tools.wait_until(breaker, "() => !document.querySelector('#class-over').hidden",
+                     message="the removed student's phone was not told")
+    assert breaker.text_content("#class-over-text") == texts("en")["class_over_removed"].replace("{code}", code)
+    assert api(server_url, "GET", f"/{code}", token=token)["counts"] == {"same": 2, "different": 1}
+
+    # A flood of made-up joins from a script: the roster's badge counts the minute's joins at once.
+    flood = [api(server_url, "POST", f"/{code}/join", {"name": f"bot{n}"}) for n in range(12)]
+    wait_panel(teacher, tools, "joined", "15")
+    tools.wait_until(teacher, "() => document.querySelector('#class-recent').dataset.classRecent === '15'",
+                     message="the burst of joins is not counted")
+    assert "15" in teacher.text_content("#class-recent")
+    shot = "/tmp/i29-projector-roster-ja.png"
+    teacher.screenshot(path=shot)
+    # Folded away, and back.
+    teacher.click("#class-roster summary")
+    assert not visible(teacher, "[data-class-names]")
+    teacher.click("#class-roster summary")
+    assert visible(teacher, "[data-class-names]")
+    # One control removes everyone of the last minute: here the whole flood, and the three phones with it.
+    teacher.click("#class-remove-recent")
+    wait_panel(teacher, tools, "joined", "0")
+    assert api(server_url, "GET", f"/{code}", token=token)["students"] == []
+    for page, (locale, _, _) in zip(phones, PHONES):
+        tools.wait_until(page, "() => !document.querySelector('#class-over').hidden")
+        assert page.text_content("#class-over-text") == \
+            texts(locale[:2])["class_over_removed"].replace("{code}", code)
+    for seat in flood:  # every flooded token is refused from now on
+        try:
+            api(server_url, "POST", f"/{code}/answers", {"step": ANSWER_STEP, "choice": "same"},
+                token=seat["student_token"])
+            raise AssertionError("a removed seat answered")
+        except urllib.error.HTTPError as refused:
+            assert refused.code == 403 and json.loads(refused.read())["detail"][0]["type"] == "student_removed"
+    wait_step(teacher, tools, ANSWER_STEP)
