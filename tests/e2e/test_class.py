@@ -117,8 +117,13 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
     wait_step(students[4], tools, ANSWER_STEP + 1)
     wait_panel(students[4], tools, "revealed", "false")
     assert not visible(students[4], "#step-reveal")
-    assert re.fullmatch(r"[A-Za-z0-9_-]{16,64}",
-                        students[4].evaluate("() => JSON.parse(localStorage.getItem('heads-positions.student-id'))"))
+    # The seat it came back to is the server's student, who is on the teacher's roster (its stream's credential).
+    seat = json.loads(students[4].evaluate("() => localStorage.getItem('heads-positions.class.student')"))
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16,64}", seat["student"])
+    request = urllib.request.Request(f"{server_url}/api/classes/{code}",
+                                     headers={"Authorization": f"Bearer {kept['token']}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert seat["student"] in [s["student"] for s in json.loads(response.read())["students"]]
 
     teacher.click("#class-end")
     for page in students:
