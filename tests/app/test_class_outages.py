@@ -129,7 +129,7 @@ def test_sqlite_locked_by_another_process_is_a_503_and_class_mode_comes_back(tmp
 async def _outage_and_back(store, classes, pause, resume) -> float:
     """Open a teacher's and a student's stream, pause the store, and return how long it took both to say
     `outage`; after resume, both say `back` with the class's state, and a later move reaches them."""
-    code, _ = await classes.create(None)
+    code, _ = await classes.create()
     await classes.set_step(code, 3)
     state = await classes.state(code)
     broadcaster = Broadcaster(store)
@@ -174,7 +174,7 @@ def test_a_paused_redis_is_an_outage_on_every_stream_within_5_seconds(tmp_path):
     heartbeat's unanswered ping can tell (before it, idle screens showed nothing until someone acted)."""
     async def run(redis):
         store = RedisStore(redis.url, Lifetimes(3600, 3600))
-        noticed = await _outage_and_back(store, Classes(store, 10, 10, CreationLimit(10, 3600)),
+        noticed = await _outage_and_back(store, Classes(store, 10, 10),
                                          redis.pause, redis.resume)
         await store.close()
         return noticed
@@ -192,7 +192,7 @@ def test_a_sqlite_file_held_locked_is_an_outage_on_every_stream_within_5_seconds
 
     async def run():
         store = SqliteStore(tmp_path / "classes.db", Lifetimes(3600, 3600), 0.05)
-        noticed = await _outage_and_back(store, Classes(store, 10, 10, CreationLimit(10, 3600)),
+        noticed = await _outage_and_back(store, Classes(store, 10, 10),
                                          lambda: holder.execute("BEGIN EXCLUSIVE"), lambda: holder.execute("ROLLBACK"))
         await store.close()
         return noticed
