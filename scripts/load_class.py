@@ -83,7 +83,8 @@ def start_server(args) -> tuple[subprocess.Popen, str]:
 
 class Student:
     def __init__(self, n: int):
-        self.id = f"load-student-{n:05d}-{random.getrandbits(32):08x}"
+        self.name = f"load {n}"
+        self.id: str | None = None  # the server's id, from the join: the event stream's credential
         self.token: dict[str, str] = {}  # the Authorization header of its answers, once joined
         self.seen: dict[int, float] = {}  # step -> when this student's stream first had it
         self.ready = asyncio.Event()
@@ -91,8 +92,9 @@ class Student:
     async def join(self, client: httpx.AsyncClient, code: str) -> float:
         """Seconds the join took."""
         started = time.perf_counter()
-        joined = (await client.post(f"/api/classes/{code}/join")).raise_for_status().json()
+        joined = (await client.post(f"/api/classes/{code}/join", json={"name": self.name})).raise_for_status().json()
         self.token = {"Authorization": f"Bearer {joined['student_token']}"}
+        self.id = joined["student"]
         return time.perf_counter() - started
 
     async def listen(self, client: httpx.AsyncClient, code: str) -> None:
