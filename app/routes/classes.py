@@ -270,9 +270,12 @@ qr_router = APIRouter()
 
 
 @qr_router.get("/classes/{code}/qr.svg", include_in_schema=False)
-async def join_qr(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits):
-    """The class's join link as a QR code for the projector: a link phones can open when there is one."""
-    await _without_credential(request, limits)
+async def join_qr(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits,
+                  teacher: Annotated[str | None, Query(max_length=64)] = None):
+    """The class's join link as a QR code for the projector: a link phones can open when there is one. An <img>
+    sends no token, so the teacher's page adds its stream key: never refused for others' unknown codes."""
+    if not await classes.watches(code, teacher):
+        await _without_credential(request, limits)
     await _known(request, limits, classes.state(code))
     join_url, urls, _ = await join_links(request, code)
     return Response(qr_svg(urls[0] if urls else join_url, code), media_type="image/svg+xml",

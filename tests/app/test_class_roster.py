@@ -216,6 +216,9 @@ def test_unknown_codes_from_the_school_slow_only_requests_without_a_credential(c
     for params in ({}, {"teacher": "0" * 32}, {"student": "made-up-student-01"}):
         with phone.stream("GET", f"/api/classes/{code}/events", params=params) as stream:
             assert stream.status_code == 429, params
+    # The projector's QR code, an <img> that sends no token, carries the teacher's stream key.
+    assert phone.get(f"/classes/{code}/qr.svg", params={"teacher": made["teacher_stream"]}).status_code == 200
+    assert phone.get(f"/classes/{code}/qr.svg").status_code == 429
 
 
 def test_a_class_can_always_be_started_from_loopback(settings):

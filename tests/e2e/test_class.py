@@ -38,7 +38,8 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
     assert join_url == f"{server_url}/lesson?class={code}"
     # The QR code on the teacher's screen is the server's drawing of that link.
     qr_src = teacher.get_attribute("#class-qr", "src")
-    assert qr_src == f"/classes/{code}/qr.svg"
+    kept = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))
+    assert qr_src == f"/classes/{code}/qr.svg?teacher={kept['teacher_stream']}"
     with urllib.request.urlopen(server_url + qr_src, timeout=10) as response:
         assert response.headers["content-type"].startswith("image/svg+xml")
         assert b"<svg" in response.read()
@@ -46,7 +47,6 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
     tools.wait_until(teacher, "() => { const qr = document.querySelector('#class-qr');"
                               " return qr.complete && qr.naturalWidth > 0; }", message="the QR code did not load")
     # The token stays in the teacher's browser: in its storage, never in a link.
-    kept = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))
     assert kept["code"] == code and len(kept["token"]) >= 43
     assert kept["token"] not in teacher.url and kept["token"] not in join_url
 

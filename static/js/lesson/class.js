@@ -283,7 +283,11 @@ function renderLinks() {
 function renderTeacher() {
   ui.code.textContent = code;
   renderLinks();
-  if (!ui.qr.src.endsWith(`/classes/${code}/qr.svg`)) ui.qr.src = `/classes/${code}/qr.svg`;
+  // With the stream key, as the event stream: the QR code shows even while the network is slowed for
+  // unknown codes (an <img> sends no token).
+  const key = read(localStorage, TEACHER_KEY)?.teacher_stream;
+  const qr = `/classes/${code}/qr.svg${key ? `?teacher=${encodeURIComponent(key)}` : ""}`;
+  if (!ui.qr.src.endsWith(qr)) ui.qr.src = qr;
   if (!live) return;
   const step = stepOf(live.step);
   ui.counts.textContent = tr("class_counts", { joined: live.joined, answered: live.answered });
