@@ -24,6 +24,7 @@ from app.schemas.classes import (
     NewClass,
     Removal,
     Removed,
+    Round,
     StepMove,
     StudentId,
 )
@@ -131,8 +132,8 @@ async def get_class(request: Request, code: ClassCode, classes: ClassesDep, limi
     state = await _known(request, limits, classes.state(code))
     if token is not None and holder is None:
         raise ClassError(403, "teacher_token_wrong", "this is not the teacher's token for this class")
-    view = {"step": state.step, "revealed": state.revealed, "joined": state.joined, "answered": state.answered,
-            "locked": state.locked}
+    view = {"step": state.step, "round": state.round, "revealed": state.revealed, "joined": state.joined,
+            "answered": state.answered, "locked": state.locked}
     if holder == "teacher":
         view["counts"] = await classes.counts(code, state)
         view["students"] = [vars(seat) for seat in await classes.roster(code)]
@@ -191,6 +192,16 @@ async def reveal(code: ClassCode, classes: ClassesDep, token: Token):
     await classes.require_teacher(code, token)
     await classes.reveal(code)
     return {}
+
+
+@router.post("/{code}/again", response_model=Round, responses=_responses(
+    s403=TEACHER, s404=NOT_FOUND, s409="answers_closed (revealed), too_many_rounds (ctx: max_rounds), "
+                                       "step_without_question.", s503=STORE_DOWN))
+async def again(code: ClassCode, classes: ClassesDep, token: Token):
+    """Teacher only: close the current step's first vote and open a second, before the reveal (peer instruction:
+    students talk to a neighbour, then vote again). The second round counts only the answers sent in it."""
+    await classes.require_teacher(code, token)
+    return {"round": await classes.again(code)}
 
 
 @router.post("/{code}/lock", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,

@@ -113,6 +113,8 @@ class NewClass(BaseModel):
 
 class ClassView(BaseModel):
     step: int = Field(description="The step the teacher shows (1-based).")
+    round: int = Field(description="The vote open at this step: 1, or 2 once the teacher asked the class to vote "
+                                   "again (POST /again); answered and counts are this round's.")
     revealed: bool = Field(description="Whether the teacher revealed the step's answer.")
     joined: int = Field(description="Students who have joined (each holds a student token).")
     answered: int = Field(description="Students who answered the current step.")
@@ -123,6 +125,10 @@ class ClassView(BaseModel):
         None, description="Teacher only: the roster, by joining time; removed students are not on it.")
     now: float | None = Field(None, description="Teacher only: the server's clock (seconds since 1970), to read "
                                                 "joined_at against, e.g. the joins of the last minute.")
+
+
+class Round(BaseModel):
+    round: int = Field(description="The round now open at the class's step (2 after the first vote).")
 
 
 class Joined(BaseModel):

@@ -155,8 +155,8 @@ class Broadcaster:
 
 def _event(state: ClassState | None) -> str:
     data = {"ended": True} if state is None else {
-        "step": state.step, "revealed": state.revealed, "joined": state.joined, "answered": state.answered,
-        "locked": state.locked}
+        "step": state.step, "round": state.round, "revealed": state.revealed, "joined": state.joined,
+        "answered": state.answered, "locked": state.locked}
     return f"data: {json.dumps(data)}\n\n"
 
 
@@ -167,7 +167,7 @@ BACK = 'event: back\ndata: {}\n\n'
 
 async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, teacher_view: bool,
                        keepalive: float, student: str | None = None, removed: bool = False) -> AsyncIterator[str]:
-    """SSE text: the current state at once, then each change. A student's stream sends only a new step or
+    """SSE text: the current state at once, then each change. A student's stream sends only a new step, round or
     reveal; the teacher's view (no student) also sends each new join, answer and lock, to update the counts.
     The stream of `student` (an id of the class) ends with {"removed": true} once the teacher removes them.
     Something is sent at least every `keepalive` seconds, whatever wakes the stream in between."""
@@ -196,7 +196,7 @@ async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, t
                     yield text + _event(None)
                     return
                 if now.version > sent.version and (
-                        teacher_view or (now.step, now.revealed) != (sent.step, sent.revealed)):
+                        teacher_view or (now.step, now.round, now.revealed) != (sent.step, sent.round, sent.revealed)):
                     text += _event(now)
                     sent = now
             if text:

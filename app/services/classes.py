@@ -29,6 +29,7 @@ STUDENT_ID_BYTES = 12  # 16 base64url characters: names a student in the store, 
 ANIMALS = ("Otter", "Panda", "Heron", "Lynx", "Koala", "Gecko", "Puffin", "Badger", "Ibis", "Marten", "Tapir",
            "Wombat", "Falcon", "Bison", "Crane", "Dingo")
 STREAM_KEY_CHARS = 32  # hex: 128 bits
+MAX_ROUNDS = 2  # peer instruction: vote, talk to a neighbour, vote again (app/stores/redis.py lists as many keys)
 STORE_RETRY_SECONDS = 2  # Retry-After of a 503 while the class store does not answer
 
 
@@ -135,8 +136,8 @@ class Classes:
                              "only the teacher can do this: send Authorization: Bearer <teacher_token>")
 
     async def counts(self, code: str, state: ClassState) -> dict[str, int]:
-        """{choice: students} at the current step, every choice listed (0 where nobody chose it)."""
-        found = await self.ask(self.store.counts(code, state.step))
+        """{choice: students} at the current step and round, every choice listed (0 where nobody chose it)."""
+        found = await self.ask(self.store.counts(code, state.step, state.round))
         return {choice: found.get(choice, 0) for choice in step_choices(state.step) or []}
 
     async def set_step(self, code: str, step: int) -> None:
@@ -144,6 +145,22 @@ class Classes:
 
     async def reveal(self, code: str) -> None:
         _check(code, await self.ask(self.store.reveal(code, time.time())))
+
+    async def again(self, code: str) -> int:
+        """Close the current step's vote and open a second one before the reveal: the new round."""
+        state = await self.state(code)
+        if step_choices(state.step) is None:
+            raise ClassError(409, "step_without_question", f"step {state.step} asks no question to vote on again",
+                             {"step": state.step})
+        outcome, round_ = await self.ask(self.store.again(code, MAX_ROUNDS, time.time()))
+        if outcome == "revealed":
+            raise ClassError(409, "answers_closed", f"step {state.step} is revealed: its last round is closed",
+                             {"step": state.step})
+        if outcome == "full":
+            raise ClassError(409, "too_many_rounds", f"a step has at most {MAX_ROUNDS} rounds (vote, then vote again)",
+                             {"max_rounds": MAX_ROUNDS})
+        _check(code, outcome)
+        return round_
 
     async def set_locked(self, code: str, locked: bool) -> None:
         _check(code, await self.ask(self.store.set_locked(code, locked, time.time())))

@@ -35,6 +35,7 @@ class ClassState:
     version: int
     locked: bool = False  # the teacher closed joining
     removed: int = 0  # students the teacher removed: their streams are told when it grows
+    round: int = 1  # the vote open at this step: 1, or 2 after the teacher asked the class to vote again
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,13 @@ class ClassStore(Protocol):
     async def state(self, code: str, now: float) -> ClassState | None: ...
 
     async def set_step(self, code: str, step: int, now: float) -> Outcome:
-        """Move to `step` and hide its reveal again."""
+        """Move to `step` and hide its reveal again, at round 1."""
 
     async def reveal(self, code: str, now: float) -> Outcome: ...
+
+    async def again(self, code: str, max_rounds: int, now: float) -> tuple[Outcome, int]:
+        """Close the current step's vote and open the next round: ("ok", the new round), or "revealed" (the
+        reveal closed the last round), "full" (max_rounds reached) or "missing"."""
 
     async def set_locked(self, code: str, locked: bool, now: float) -> Outcome: ...
 
@@ -90,7 +95,8 @@ class ClassStore(Protocol):
         """The students the teacher removed."""
 
     async def answer(self, code: str, student: str, step: int, choice: str, now: float) -> tuple[Outcome, int]:
-        """Keep `choice` as the student's answer if `step` is current and not revealed; a later one replaces it.
+        """Keep `choice` as the student's answer in the open round if `step` is current and not revealed; a later
+        one replaces it.
         The same answer sent again is "ok" whatever the class's step (a retry after a lost reply); a removed
         student's is "removed", checked in the same atomic step as the write.
         Returns the outcome and the current step."""
@@ -98,8 +104,8 @@ class ClassStore(Protocol):
     async def answers_of(self, code: str, student: str) -> dict[int, str]:
         """{step: choice} of one student."""
 
-    async def counts(self, code: str, step: int) -> dict[str, int]:
-        """{choice: students} at `step`."""
+    async def counts(self, code: str, step: int, round: int) -> dict[str, int]:
+        """{choice: students} at `step`, in `round` (each round counts only the answers sent in it)."""
 
     async def hit(self, key: str, limit: int, window: float, now: float, count: bool) -> float:
         """A rate limit's window (app/services/rate_limits.py): 0 if fewer than `limit` events of `key` fell in

@@ -5,7 +5,8 @@ Every change is a Lua script, so its check and its write are one atomic step on 
 Keys, for class CODE: hp:class:CODE (hash: token_hash, step, revealed, version, locked),
 hp:class:CODE:tokens (hash: student token's sha256 -> student), hp:class:CODE:students (hash: student ->
 name), hp:class:CODE:joined (sorted set: student -> when they joined), hp:class:CODE:removed (hash:
-student -> when the teacher removed them), hp:class:CODE:a:STEP (hash: student -> choice), hp:classes
+student -> when the teacher removed them), hp:class:CODE:a:STEP (hash: student -> choice in round 1;
+hp:class:CODE:a:STEP:2 in round 2), hp:classes
 (sorted set: code -> when it expires, to count open classes), and the channel hp:class:CODE:events. Every
 key of a class expires after its lifetime: the idle time once a student joined, the shorter unjoined time
 before. A rate limit's window is hp:hits:KEY (sorted set of event times), which expires with its window.
@@ -24,6 +25,7 @@ from app.lesson_steps import STEPS
 from app.stores import ClassState, Lifetimes, Seat
 
 LIVE = "hp:classes"
+MAX_ROUNDS = 2  # app.services.classes.MAX_ROUNDS: the answer keys of every round are listed by it
 COALESCE_SECONDS = 0.05  # a burst of answers becomes one read of the state, not one per answer
 COMMAND_CONNECTIONS = 32  # per process; a command takes well under a millisecond on the Redis server
 POOL_WAIT_SECONDS = 20  # a request waits this long for a free connection before the store counts as down
@@ -31,13 +33,20 @@ SUBSCRIPTIONS = 10_000  # one per class watched in this process, at most HP_MAX_
 
 # Lua shared by the scripts: KEYS[1] is the class hash; ARGV[1] now, ARGV[2] idle seconds, ARGV[3] the
 # lifetime before anyone joined.
-# Every key of a class but its hash; the answers' keys are listed in answer_keys(), the one place that names them.
+# Every key of a class but its hash; the answers' keys are named by answers_at() alone (round 1's keep the name
+# they had before rounds).
 PARTS = "{':tokens', ':students', ':joined', ':removed'}"
 KEYS_OF = f"""
 local prefix = KEYS[1]
+local function answers_at(step, round)
+  if tonumber(round or 1) == 1 then return prefix .. ':a:' .. step end
+  return prefix .. ':a:' .. step .. ':' .. round
+end
 local function answer_keys()
   local keys = {{}}
-  for s = 1, {len(STEPS)} do keys[#keys + 1] = prefix .. ':a:' .. s end
+  for s = 1, {len(STEPS)} do
+    for r = 1, {MAX_ROUNDS} do keys[#keys + 1] = answers_at(s, r) end
+  end
   return keys
 end
 local function class_keys()
@@ -67,13 +76,22 @@ redis.call('HSET', prefix, 'token_hash', ARGV[5], 'step', ARGV[6], 'revealed', 0
 touch()
 return 'ok'
 """
-# ARGV[4] field, ARGV[5] value (and optionally ARGV[6], ARGV[7] a second pair): set and touch.
+# ARGV[4], ARGV[5], ...: field and value pairs to set, then touch.
 CHANGE = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return 'missing' end
-redis.call('HSET', prefix, ARGV[4], ARGV[5])
-if ARGV[6] then redis.call('HSET', prefix, ARGV[6], ARGV[7]) end
+for i = 4, #ARGV, 2 do redis.call('HSET', prefix, ARGV[i], ARGV[i + 1]) end
 touch()
 return 'ok'
+"""
+# ARGV[4] the most rounds. Returns {outcome, round}.
+AGAIN = TOUCH + """
+if redis.call('EXISTS', prefix) == 0 then return {'missing', 0} end
+local round = tonumber(redis.call('HGET', prefix, 'round') or '1')
+if redis.call('HGET', prefix, 'revealed') == '1' then return {'revealed', round} end
+if round >= tonumber(ARGV[4]) then return {'full', round} end
+redis.call('HSET', prefix, 'round', round + 1)
+touch()
+return {'ok', round + 1}
 """
 # ARGV[4] student, ARGV[5] token hash, ARGV[6] max students, ARGV[7] name ('' for none), ARGV[8] animal.
 # Returns {outcome, name}.
@@ -123,26 +141,31 @@ return gone
 ANSWER = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return {'missing', 0} end
 local current = tonumber(redis.call('HGET', prefix, 'step'))
-local answers = prefix .. ':a:' .. ARGV[5]
+local round = redis.call('HGET', prefix, 'round') or '1'
+local answers = answers_at(ARGV[5], round)
 if redis.call('HEXISTS', prefix .. ':removed', ARGV[4]) == 1 then return {'removed', current} end
 if redis.call('HGET', answers, ARGV[4]) == ARGV[6] then return {'ok', current} end
-if current ~= tonumber(ARGV[5]) then return {'not_current', current} end
+if current ~= tonumber(ARGV[5]) then
+  -- A retry of an answer counted in any round of a step that has passed.
+  for r = 1, {MAX_ROUNDS} do
+    if redis.call('HGET', answers_at(ARGV[5], r), ARGV[4]) == ARGV[6] then return {'ok', current} end
+  end
+  return {'not_current', current}
+end
 if redis.call('HGET', prefix, 'revealed') == '1' then return {'revealed', current} end
 redis.call('HSET', answers, ARGV[4], ARGV[6])
 touch()
 return {'ok', current}
-"""
-STATE = """
-local prefix = KEYS[1]
-local fields = redis.call('HMGET', prefix, 'step', 'revealed', 'version', 'locked')
+""".replace("{MAX_ROUNDS}", str(MAX_ROUNDS))
+STATE = KEYS_OF + """
+local fields = redis.call('HMGET', prefix, 'step', 'revealed', 'version', 'locked', 'round')
 if not fields[1] then return false end
 local removed = redis.call('HLEN', prefix .. ':removed')
 return {fields[1], fields[2], fields[3], redis.call('HLEN', prefix .. ':tokens') - removed,
-        redis.call('HLEN', prefix .. ':a:' .. fields[1]), fields[4] or '0', removed}
+        redis.call('HLEN', answers_at(fields[1], fields[5])), fields[4] or '0', removed, fields[5] or '1'}
 """
-ROSTER = """
-local prefix = KEYS[1]
-local step = redis.call('HGET', prefix, 'step')
+ROSTER = KEYS_OF + """
+local step, round = unpack(redis.call('HMGET', prefix, 'step', 'round'))
 if not step then return {} end
 local joined = redis.call('ZRANGE', prefix .. ':joined', 0, -1, 'WITHSCORES')
 local seats = {}
@@ -150,7 +173,7 @@ for i = 1, #joined, 2 do
   local student = joined[i]
   if redis.call('HEXISTS', prefix .. ':removed', student) == 0 then
     seats[#seats + 1] = {student, redis.call('HGET', prefix .. ':students', student) or '', joined[i + 1],
-                         redis.call('HEXISTS', prefix .. ':a:' .. step, student)}
+                         redis.call('HEXISTS', answers_at(step, round), student)}
   end
 end
 return seats
@@ -185,6 +208,11 @@ def _key(code: str) -> str:
     return f"hp:class:{code}"  # 9 characters before the code: string.sub(prefix, 10) in the scripts
 
 
+def _answers_at(code: str, step: int, round_: int) -> str:
+    """As answers_at() in the scripts."""
+    return f"{_key(code)}:a:{step}" if round_ == 1 else f"{_key(code)}:a:{step}:{round_}"
+
+
 class RedisStore:
     name = "redis"
     # Refused, reset or timed out; BusyLoadingError (a Redis still reading its append-only file) is a
@@ -204,7 +232,7 @@ class RedisStore:
         self.subscriber = redis.Redis.from_url(url, decode_responses=True, max_connections=SUBSCRIPTIONS, **timeouts)
         self.lifetimes = lifetimes
         scripts = {"create": CREATE, "change": CHANGE, "join": JOIN, "answer": ANSWER, "state": STATE, "end": END,
-                   "remove": REMOVE, "roster": ROSTER, "hit": HIT}
+                   "remove": REMOVE, "roster": ROSTER, "hit": HIT, "again": AGAIN}
         self.scripts = {name: self.redis.register_script(text) for name, text in scripts.items()}
 
     async def _call(self, name: str, code: str, now: float, *args, keys: tuple = ()):
@@ -221,15 +249,19 @@ class RedisStore:
         found = await self.scripts["state"](keys=[_key(code)])
         if not found:
             return None
-        step, revealed, version, joined, answered, locked, removed = found
+        step, revealed, version, joined, answered, locked, removed, round_ = found
         return ClassState(step=int(step), revealed=revealed == "1", joined=int(joined), answered=int(answered),
-                          version=int(version), locked=locked == "1", removed=int(removed))
+                          version=int(version), locked=locked == "1", removed=int(removed), round=int(round_))
 
     async def set_step(self, code, step, now):
-        return await self._call("change", code, now, "step", step, "revealed", 0)
+        return await self._call("change", code, now, "step", step, "revealed", 0, "round", 1)
 
     async def reveal(self, code, now):
         return await self._call("change", code, now, "revealed", 1)
+
+    async def again(self, code, max_rounds, now):
+        outcome, round_ = await self._call("again", code, now, max_rounds)
+        return outcome, int(round_)
 
     async def set_locked(self, code, locked, now):
         return await self._call("change", code, now, "locked", int(locked))
@@ -273,12 +305,17 @@ class RedisStore:
     async def answers_of(self, code, student):
         async with self.redis.pipeline(transaction=False) as pipe:
             for step in range(1, len(STEPS) + 1):
-                pipe.hget(f"{_key(code)}:a:{step}", student)
+                for round_ in range(1, MAX_ROUNDS + 1):
+                    pipe.hget(_answers_at(code, step, round_), student)
             found = await pipe.execute()
-        return {step: choice for step, choice in enumerate(found, 1) if choice is not None}
+        answers = {}
+        for n, choice in enumerate(found):  # the last round's answer of each step
+            if choice is not None:
+                answers[n // MAX_ROUNDS + 1] = choice
+        return answers
 
-    async def counts(self, code, step):
-        choices = await self.redis.hvals(f"{_key(code)}:a:{step}")
+    async def counts(self, code, step, round_):
+        choices = await self.redis.hvals(_answers_at(code, step, round_))
         counts: dict[str, int] = {}
         for choice in choices:
             counts[choice] = counts.get(choice, 0) + 1

@@ -18,13 +18,14 @@ from app.stores import ClassState, Lifetimes, Outcome, Seat
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
     code TEXT PRIMARY KEY, token_hash TEXT NOT NULL, step INTEGER NOT NULL, revealed INTEGER NOT NULL,
-    version INTEGER NOT NULL, touched REAL NOT NULL, locked INTEGER NOT NULL DEFAULT 0);
+    version INTEGER NOT NULL, touched REAL NOT NULL, locked INTEGER NOT NULL DEFAULT 0,
+    round INTEGER NOT NULL DEFAULT 1);
 CREATE TABLE IF NOT EXISTS students (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, student TEXT NOT NULL, token_hash TEXT,
     name TEXT, joined_at REAL, removed_at REAL, PRIMARY KEY (code, student));
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL, student TEXT NOT NULL,
-    choice TEXT NOT NULL, PRIMARY KEY (code, step, student));
+    choice TEXT NOT NULL, round INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (code, step, round, student));
 -- Rate limits' events (app/services/rate_limits.py): each row leaves when its window has passed.
 CREATE TABLE IF NOT EXISTS hits (key TEXT NOT NULL, at REAL NOT NULL, until REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS hits_by_key ON hits (key, at);
@@ -33,8 +34,19 @@ DROP TABLE IF EXISTS creations;
 """
 # Columns added since the first classes.db: a file from before gets them on start (its classes keep going;
 # its students, who hold no token, join again).
-ADDED_COLUMNS = [("classes", "locked", "INTEGER NOT NULL DEFAULT 0"), ("students", "token_hash", "TEXT"),
+ADDED_COLUMNS = [("classes", "locked", "INTEGER NOT NULL DEFAULT 0"),
+                 ("classes", "round", "INTEGER NOT NULL DEFAULT 1"), ("students", "token_hash", "TEXT"),
                  ("students", "name", "TEXT"), ("students", "joined_at", "REAL"), ("students", "removed_at", "REAL")]
+# Answers before rounds were keyed (code, step, student): the table is made again with the round in its key,
+# each answer in round 1.
+ANSWERS_WITH_ROUNDS = """
+CREATE TABLE answers_by_round (
+    code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL, student TEXT NOT NULL,
+    choice TEXT NOT NULL, round INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (code, step, round, student));
+INSERT INTO answers_by_round (code, step, student, choice) SELECT code, step, student, choice FROM answers;
+DROP TABLE answers;
+ALTER TABLE answers_by_round RENAME TO answers;
+"""
 INDEXES = "CREATE INDEX IF NOT EXISTS students_by_token ON students (code, token_hash);"
 # A class lives while touched within the idle time, and within the shorter time while nobody joined.
 ALIVE = ("touched >= :idle_cut AND (touched >= :unjoined_cut OR "
@@ -61,6 +73,8 @@ class SqliteStore:
             self.db.execute("PRAGMA synchronous=NORMAL")  # WAL: a power cut may lose the last commits, never the file
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(SCHEMA)
+            if "round" not in {row[1] for row in self.db.execute("PRAGMA table_info(answers)")}:
+                self.db.executescript(f"BEGIN; {ANSWERS_WITH_ROUNDS} COMMIT;")
             for table, column, kind in ADDED_COLUMNS:
                 if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
@@ -94,9 +108,9 @@ class SqliteStore:
         self.db.execute(f"DELETE FROM classes WHERE NOT ({ALIVE})", self._cuts(now))
 
     def _live(self, code: str, now: float):
-        """(step, revealed, locked) of the class, or None; classes gone quiet are deleted on the way."""
+        """(step, revealed, locked, round) of the class, or None; classes gone quiet are deleted on the way."""
         self._purge(now)
-        return self.db.execute("SELECT step, revealed, locked FROM classes WHERE code = ?", (code,)).fetchone()
+        return self.db.execute("SELECT step, revealed, locked, round FROM classes WHERE code = ?", (code,)).fetchone()
 
     def _touch(self, code: str, now: float) -> None:
         self.db.execute("UPDATE classes SET version = version + 1, touched = ? WHERE code = ?", (now, code))
@@ -106,7 +120,7 @@ class SqliteStore:
             self._purge(now)
             if self.db.execute("SELECT count(*) FROM classes").fetchone()[0] >= max_classes:
                 return "full"
-            inserted = self.db.execute("INSERT OR IGNORE INTO classes VALUES (?, ?, ?, 0, 1, ?, 0)",
+            inserted = self.db.execute("INSERT OR IGNORE INTO classes VALUES (?, ?, ?, 0, 1, ?, 0, 1)",
                                        (code, token_hash, step, now)).rowcount
             return "ok" if inserted else "missing"
         return await self._run(self._write, create)
@@ -119,18 +133,19 @@ class SqliteStore:
         return await self._run(read)
 
     def _state(self, code, now) -> ClassState | None:
-        row = self.db.execute(f"SELECT step, revealed, version, locked FROM classes WHERE code = :code AND {ALIVE}",
-                              {"code": code, **self._cuts(now)}).fetchone()
+        row = self.db.execute(
+            f"SELECT step, revealed, version, locked, round FROM classes WHERE code = :code AND {ALIVE}",
+            {"code": code, **self._cuts(now)}).fetchone()
         if row is None:
             return None
-        step, revealed, version, locked = row
+        step, revealed, version, locked, round_ = row
         joined, removed = self.db.execute(
             "SELECT count(*) FILTER (WHERE removed_at IS NULL), count(removed_at) FROM students WHERE code = ?",
             (code,)).fetchone()
-        answered = self.db.execute("SELECT count(*) FROM answers WHERE code = ? AND step = ?",
-                                   (code, step)).fetchone()[0]
+        answered = self.db.execute("SELECT count(*) FROM answers WHERE code = ? AND step = ? AND round = ?",
+                                   (code, step, round_)).fetchone()[0]
         return ClassState(step=step, revealed=bool(revealed), joined=joined, answered=answered, version=version,
-                          locked=bool(locked), removed=removed)
+                          locked=bool(locked), removed=removed, round=round_)
 
     async def state(self, code, now):
         # One read transaction, so the counts belong to the step read with them.
@@ -151,11 +166,26 @@ class SqliteStore:
 
     async def set_step(self, code, step, now) -> Outcome:
         return await self._run(self._write, self._change, code, now,
-                               "UPDATE classes SET step = ?, revealed = 0 WHERE code = ?", (step, code))
+                               "UPDATE classes SET step = ?, revealed = 0, round = 1 WHERE code = ?", (step, code))
 
     async def reveal(self, code, now) -> Outcome:
         return await self._run(self._write, self._change, code, now,
                                "UPDATE classes SET revealed = 1 WHERE code = ?", (code,))
+
+    async def again(self, code, max_rounds, now) -> tuple[Outcome, int]:
+        def again():
+            live = self._live(code, now)
+            if live is None:
+                return "missing", 0
+            _, revealed, _, round_ = live
+            if revealed:
+                return "revealed", round_
+            if round_ >= max_rounds:
+                return "full", round_
+            self.db.execute("UPDATE classes SET round = round + 1 WHERE code = ?", (code,))
+            self._touch(code, now)
+            return "ok", round_ + 1
+        return await self._run(self._write, again)
 
     async def set_locked(self, code, locked, now) -> Outcome:
         return await self._run(self._write, self._change, code, now,
@@ -211,12 +241,12 @@ class SqliteStore:
         def read():
             self.db.execute("BEGIN")
             try:
-                step = self.db.execute("SELECT step FROM classes WHERE code = ?", (code,)).fetchone()
+                at = self.db.execute("SELECT step, round FROM classes WHERE code = ?", (code,)).fetchone() or (0, 0)
                 rows = self.db.execute(
                     "SELECT s.student, coalesce(s.name, ''), coalesce(s.joined_at, 0), a.student IS NOT NULL "
                     "FROM students s LEFT JOIN answers a ON a.code = s.code AND a.student = s.student AND a.step = ? "
-                    "WHERE s.code = ? AND s.removed_at IS NULL ORDER BY s.joined_at, s.rowid",
-                    (step[0] if step else 0, code)).fetchall()
+                    "AND a.round = ? WHERE s.code = ? AND s.removed_at IS NULL ORDER BY s.joined_at, s.rowid",
+                    (*at, code)).fetchall()
             finally:
                 self.db.execute("COMMIT")
             return [Seat(student, name, joined_at, bool(answered)) for student, name, joined_at, answered in rows]
@@ -255,35 +285,37 @@ class SqliteStore:
             live = self._live(code, now)
             if live is None:
                 return "missing", 0
-            current, revealed, _ = live
+            current, revealed, _, round_ = live
             if self.db.execute("SELECT removed_at IS NOT NULL FROM students WHERE code = ? AND student = ?",
                                (code, student)).fetchone() != (0,):
                 return "removed", current
-            kept = self.db.execute("SELECT choice FROM answers WHERE code = ? AND step = ? AND student = ?",
-                                   (code, step, student)).fetchone()
-            if kept is not None and kept[0] == choice:
-                return "ok", current  # a retry of an answer already counted
+            # A retry of an answer already counted: in the open round, or in any round once the step has passed.
+            kept = self.db.execute("SELECT 1 FROM answers WHERE code = ? AND step = ? AND student = ? AND choice = ? "
+                                   "AND (round = ? OR ? != ?)", (code, step, student, choice, round_, step,
+                                                                 current)).fetchone()
+            if kept is not None:
+                return "ok", current
             if step != current:
                 return "not_current", current
             if revealed:
                 return "revealed", current
-            self.db.execute("INSERT INTO answers VALUES (?, ?, ?, ?) "
-                            "ON CONFLICT DO UPDATE SET choice = excluded.choice", (code, step, student, choice))
+            self.db.execute("INSERT INTO answers (code, step, student, choice, round) VALUES (?, ?, ?, ?, ?) "
+                            "ON CONFLICT DO UPDATE SET choice = excluded.choice", (code, step, student, choice, round_))
             self._touch(code, now)
             return "ok", current
         return await self._run(self._write, answer)
 
     async def answers_of(self, code, student):
         def read():
-            rows = self.db.execute("SELECT step, choice FROM answers WHERE code = ? AND student = ?",
-                                   (code, student)).fetchall()
+            rows = self.db.execute("SELECT step, choice FROM answers WHERE code = ? AND student = ? ORDER BY round",
+                                   (code, student)).fetchall()  # the last round's answer of each step
             return dict(rows)
         return await self._run(read)
 
-    async def counts(self, code, step):
+    async def counts(self, code, step, round_):
         def read():
-            rows = self.db.execute("SELECT choice, count(*) FROM answers WHERE code = ? AND step = ? GROUP BY choice",
-                                   (code, step)).fetchall()
+            rows = self.db.execute("SELECT choice, count(*) FROM answers WHERE code = ? AND step = ? AND round = ? "
+                                   "GROUP BY choice", (code, step, round_)).fetchall()
             return dict(rows)
         return await self._run(read)
 

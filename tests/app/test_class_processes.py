@@ -90,7 +90,7 @@ def test_a_restart_keeps_the_class_its_step_its_answers_and_its_tokens(tmp_path)
             httpx.post(f"{server.url}/api/classes/{code}/answers", json={"step": 3, "choice": choice},
                        headers=student).raise_for_status()
         before = summary(httpx.get(f"{server.url}/api/classes/{code}", headers=teacher).json())
-        assert before == {"step": 3, "revealed": False, "joined": 3, "answered": 3, "locked": False,
+        assert before == {"step": 3, "round": 1, "revealed": False, "joined": 3, "answered": 3, "locked": False,
                           "counts": {"stays": 1, "gone": 2}}
         server.stop()
         server.start()
@@ -129,7 +129,7 @@ def test_answers_sent_while_the_server_is_down_and_retried_after_count_once(tmp_
         late = httpx.post(f"{base}/api/classes/{code}/answers", json=body, headers=third)
         assert late.status_code == 200
         view = summary(httpx.get(f"{base}/api/classes/{code}", headers=teacher).json())
-        assert view == {"step": 1, "revealed": True, "joined": 3, "answered": 3, "locked": False,
+        assert view == {"step": 1, "round": 1, "revealed": True, "joined": 3, "answered": 3, "locked": False,
                         "counts": {"same": 0, "different": 3}}
 
 

@@ -98,7 +98,7 @@ def test_a_new_class_has_a_readable_code_a_long_token_and_a_join_link(client, st
     assert made["join_url"].endswith(f"/lesson?class={code}")
     assert made["join_urls"] == [made["join_url"]] and made["loopback"] is False
     assert client.get(f"/api/classes/{code}").json() == {
-        "step": 1, "revealed": False, "joined": 0, "answered": 0, "locked": False}
+        "step": 1, "round": 1, "revealed": False, "joined": 0, "answered": 0, "locked": False}
     # The store keeps the token's sha256, never the token.
     digest = hashlib.sha256(token.encode()).hexdigest()
     settings = client.app.state.settings
@@ -214,7 +214,7 @@ def test_a_locked_class_refuses_new_students_and_keeps_its_own(client):
     assert client.post(f"/api/classes/{code}/unlock", headers=teacher).status_code == 200
     assert client.post(f"/api/classes/{code}/join").status_code == 201
     assert client.get(f"/api/classes/{code}").json() | {"answered": None} == {
-        "step": 1, "revealed": False, "joined": 2, "answered": None, "locked": False}
+        "step": 1, "round": 1, "revealed": False, "joined": 2, "answered": None, "locked": False}
 
 
 def test_students_answer_the_current_step_with_its_choices_until_the_reveal(client):
@@ -235,7 +235,7 @@ def test_students_answer_the_current_step_with_its_choices_until_the_reveal(clie
     assert response.json()["detail"][0]["loc"] == ["body", "choice"] and "stays" in response.json()["detail"][0]["msg"]
     assert answer(client, code, c, 1, "<b>same</b>").status_code == 422
     view = summary(client.get(f"/api/classes/{code}", headers=teacher).json())
-    assert view == {"step": 1, "revealed": False, "joined": 3, "answered": 2, "locked": False,
+    assert view == {"step": 1, "round": 1, "revealed": False, "joined": 3, "answered": 2, "locked": False,
                     "counts": {"same": 2, "different": 0}}
     assert "counts" not in client.get(f"/api/classes/{code}").json()
 
@@ -250,7 +250,7 @@ def test_students_answer_the_current_step_with_its_choices_until_the_reveal(clie
     # The next step opens hidden, with nobody's answer yet.
     client.post(f"/api/classes/{code}/step", json={"step": 3}, headers=teacher)
     view = summary(client.get(f"/api/classes/{code}", headers=teacher).json())
-    assert view == {"step": 3, "revealed": False, "joined": 3, "answered": 0, "locked": False,
+    assert view == {"step": 3, "round": 1, "revealed": False, "joined": 3, "answered": 0, "locked": False,
                     "counts": {"stays": 0, "gone": 0}}
     assert answer(client, code, c, 3, "gone").status_code == 200
     # The retry of step 1's answer, after the class moved on, is still taken once.
@@ -277,7 +277,7 @@ def test_a_late_student_gets_the_current_step_first(client):
     client.post(f"/api/classes/{code}/reveal", headers=teacher)
     with client.stream("GET", f"/api/classes/{code}/events", params={"student": "late-student-000001"}) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
-        assert sse_data(stream.iter_lines()) == {"step": 4, "revealed": True, "joined": 1, "answered": 0,
+        assert sse_data(stream.iter_lines()) == {"step": 4, "round": 1, "revealed": True, "joined": 1, "answered": 0,
                                                  "locked": False}
 
 
