@@ -9,6 +9,7 @@
 import { offLabel } from "./ablation.js";
 import { $, $$, clear, el, show } from "./dom.js";
 import { headsOff } from "./heads-off.js";
+import { headRoleText } from "./head-role.js";
 import { escapePlotly as esc, tr } from "./i18n.js";
 import { KINDS, kindFigure } from "./plots-ablation.js";
 import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "./plots.js";
@@ -65,7 +66,7 @@ function ablationPart(head, reuse) {
 function headCard(position, layer, head, range, reuse = {}) {
   const caption = el("figcaption", { className: "gallery-head__caption" }, [
     el("span", { className: "gallery-head__name", text: tr("gallery_head", { layer: layer.layer, head: head.head }) }),
-    el("span", { className: "gallery-head__sentence", text: head.summary[document.documentElement.lang] ?? head.summary.en }),
+    el("span", { className: "gallery-head__sentence", text: headRoleText(head.role) }),
   ]);
   const plot = reuse.plot ?? el("div", { className: "plot plot--gallery", attrs: { "aria-hidden": "true" } });
   const ablation = ablationPart(head, reuse.ablation);
