@@ -164,6 +164,11 @@ class CompareResponse(BaseModel):
     rope: RopeTable | None = Field(description="The rotation angles of the lines' positions, when position is rope.")
     shapes: HeadShapes = Field(description="The head split of this model for line A.")
     params: list[AttentionParams] = Field(description="Attention parameters for 1, 2, 4 and 8 heads at this width.")
+    alignment: list[int] | None = Field(
+        None, description="When line B is a reordering of line A by token id (characters outside the vocabulary "
+        "are all the one unknown id): for each position of A, the position of B holding the same id, repeats "
+        "matched in order. The page's A − B takes B's rows and columns in this order. Null otherwise."
+    )
 
 
 class TrainedShape(BaseModel):

@@ -80,11 +80,28 @@ class AlignedJudged(BaseModel):
     gap64: float = Field(description="Largest |A - B| of the layer's last-row attention, B's keys put in A's order "
                          "(float64 rerun).")
     difference: Judged = Field(description="rounding when gap64 < 1e-9 (attention weights are at most 1).")
+    reason: Literal["other_end", "blank", "positions", "leak", "other"] = Field(
+        description="Why, as an id the page words (attn_verdict_* and attn_why_*): other_end, the lines end on "
+        "other ids; blank, the row is rounding; else it differs because of position information (positions), the "
+        "layer below leaking the order through the mask (leak), or something else (other).")
+    earlier_rows: bool = Field(description="Whether the earlier rows can differ without any position information "
+                               "(layer 1, no positions, more than two characters): each sees another prefix.")
 
 
 class AlignedPair(BaseModel):
     with_position: list[AlignedJudged] = Field(description="[layer] with position information.")
     without_position: list[AlignedJudged] = Field(description="[layer] without it.")
+
+
+class DepthReasons(BaseModel):
+    reason: Literal["same", "other_chars", "other_end", "differs"] = Field(
+        description="The untrained 1-layer model without positions: the same answer (rounding, or the same ids), "
+        "or why not: B is not a reordering of A, they end on other ids, or they differ otherwise.")
+    leak: Literal["leak", "no_leak"] | None = Field(
+        description="With the mask on and the 1-layer model the same: whether 2 layers differ; else null.")
+    causal_off: Judged | None = Field(
+        description="With the mask off: rounding when every depth without positions is rounding; else real; "
+        "null with the mask on.")
 
 
 class CompareVerdict(BaseModel):
@@ -93,3 +110,6 @@ class CompareVerdict(BaseModel):
     aligned: AlignedPair | None = Field(description="When B is a reordering of A: each layer's aligned last row; "
                                         "else null.")
     unknown: list[str] = Field(description="Characters outside the vocabulary, read as the one unknown character.")
+    alignment: list[int] | None = Field(description="As /api/compare's: B's position for each of A's, when B is a "
+                                        "reordering of A by token id; else null. `aligned` is set exactly then.")
+    depth: DepthReasons = Field(description="The depth panel's claims, as ids the page words (depth_verdict_*).")

@@ -16,6 +16,7 @@ import torch
 from app.errors import InputError
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
+from app.services.alignment import alignment
 from app.services.model_choice import choose_model
 from app.services.rope import rope_table
 from model import GPT, CharTokenizer
@@ -177,6 +178,7 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
         if cfg.position == "rope" else None,
         "shapes": head_shapes(cfg.n_embd, cfg.n_head, len(ids_a)),
         "params": _params(cfg.n_embd),
+        "alignment": alignment(ids_a, ids_b),
     }
 
 

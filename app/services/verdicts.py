@@ -23,6 +23,7 @@ import torch
 from app.lesson_steps import STEPS
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
+from app.services.alignment import alignment
 from app.services.compare import WITH, WITHOUT, check_length, run_many
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
@@ -177,22 +178,6 @@ def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, position: str
     if n_layer == 1:
         return "blind" if rounding else "other"
     return "tiny" if rounding else "mask"
-
-
-def alignment(ids_a: list[int], ids_b: list[int]) -> list[int] | None:
-    """For each position of A, the position of B holding the same character (the k-th occurrence of a
-    character in A meets its k-th occurrence in B); None unless B is a reordering of A."""
-    if sorted(ids_a) != sorted(ids_b):
-        return None
-    slots: dict[int, list[int]] = {}
-    for j, token in enumerate(ids_b):
-        slots.setdefault(token, []).append(j)
-    seen: dict[int, int] = {}
-    order = []
-    for token in ids_a:
-        order.append(slots[token][seen.get(token, 0)])
-        seen[token] = seen.get(token, 0) + 1
-    return order
 
 
 def _judge_gap(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
@@ -419,10 +404,56 @@ _JUDGES = {"ablate": _judge_ablate, "limit": _judge_limit, "table": _judge_table
 
 # ---- the explorer: the same judgements for any comparison -----------------------------------------
 
+def aligned_reason(ids_a: list[int], ids_b: list[int], judged: str, blind: bool, layer: int) -> str:
+    """Why a layer's aligned last row is what it is. The last ids differ: the last query is another character
+    in each line, so its row cannot be blank. Else rounding: blank. Else why it differs: position information
+    (not blind), the layer below's outputs leaking the order through the mask (layer > 1), or something else."""
+    if ids_a[-1] != ids_b[-1]:
+        return "other_end"
+    if judged == "rounding":
+        return "blank"
+    return "positions" if not blind else "leak" if layer > 1 else "other"
+
+
+def judge_aligned(runs: dict, ids_a: list[int], ids_b: list[int], order: list[int], position: str) -> dict:
+    """Each layer's aligned last row, with and without position information: rounding or real, why, and whether
+    the earlier rows can differ with no position information at all (layer 1, blind, more than two characters:
+    under the mask each earlier character sees another prefix in each line)."""
+    out = {}
+    for key, flag in (("with_position", True), ("without_position", False)):
+        blind = not flag or position == "none"
+        out[key] = [{**judged, "reason": aligned_reason(ids_a, ids_b, judged["difference"], blind, layer),
+                     "earlier_rows": blind and layer == 1 and len(ids_a) > 2}
+                    for layer, judged in enumerate(judge_aligned64(runs, order, flag), start=1)]
+    return out
+
+
+def depth_reasons(ids_a: list[int], ids_b: list[int], by_depth: list[dict], causal: bool) -> dict:
+    """The depth panel's claims, from the untrained depths without position information. reason: the 1-layer
+    model gives the same answer (rounding, or the same ids), or why not: the lines are not a reordering, they end
+    on other ids, or they differ otherwise. leak: with the mask on and 1 layer the same, whether 2 layers differ.
+    causal_off: with the mask off, whether every depth is rounding (then the mask was what leaked the order)."""
+    judged = [row["without_position"] for row in by_depth]  # None: the same ids
+    rounding = [j is None or j["difference"] == "rounding" for j in judged]
+    if rounding[0]:
+        reason = "same"
+    elif alignment(ids_a, ids_b) is None:
+        reason = "other_chars"
+    elif ids_a[-1] != ids_b[-1]:
+        reason = "other_end"
+    else:
+        reason = "differs"
+    leak = None
+    if len(judged) > 1 and rounding[0] and causal:
+        leak = "no_leak" if rounding[1] else "leak"
+    causal_off = None if causal else "rounding" if all(rounding) else "real"
+    return {"reason": reason, "leak": leak, "causal_off": causal_off}
+
+
 def compare_verdict(req: CompareRequest, registry: ModelRegistry) -> dict:
     """For an /api/compare request: whether each gap the explorer shows is rounding or real, by the float64
     rerun, for the model on screen and the lesson's untrained depths, with and without position information;
-    and, when B is a reordering of A, each layer's aligned last row."""
+    when B is a reordering of A, each layer's aligned last row; and why, as ids the page words."""
     model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
     tok = registry.tokenizer
     ids_a, ids_b = tok.encode(req.line_a), tok.encode(req.line_b)
@@ -438,12 +469,14 @@ def compare_verdict(req: CompareRequest, registry: ModelRegistry) -> dict:
 
     depths = [registry.random(req.position, n, model.config.n_head, req.seed) for n in LESSON_DEPTHS]
     shown = runs64(model, ids_a, ids_b, req.causal)
+    # The model on screen is often one of the depths (random weights, 1 to 3 layers): run it once.
+    by_depth = [{"n_layer": n, **gaps(shown if m is model else runs64(m, ids_a, ids_b, req.causal))}
+                for n, m in zip(LESSON_DEPTHS, depths)]
     return {
         "difference": gaps(shown),
-        # The model on screen is often one of the depths (random weights, 1 to 3 layers): run it once.
-        "by_depth": [{"n_layer": n, **gaps(shown if m is model else runs64(m, ids_a, ids_b, req.causal))}
-                     for n, m in zip(LESSON_DEPTHS, depths)],
-        "aligned": None if order is None else {key: judge_aligned64(shown, order, flag)
-                                               for key, flag in (("with_position", True), ("without_position", False))},
+        "by_depth": by_depth,
+        "aligned": None if order is None else judge_aligned(shown, ids_a, ids_b, order, model.config.position),
         "unknown": unknown_chars(tok, req.line_a + req.line_b),
+        "alignment": order,
+        "depth": depth_reasons(ids_a, ids_b, by_depth, req.causal),
     }

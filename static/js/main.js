@@ -47,6 +47,7 @@ const ui = {
 let state = readState(location.search, LANGS, document.documentElement.lang);
 let options = null;
 let response = null; // the last successful response
+let verdict = null; // the server's verdict on `response` (POST /api/compare/verdict), null until it has come
 let responseKey = null; // the request body that produced it
 const compareRequest = latest(); // the comparison on screen: the newest request wins
 let debounceTimer = null;
@@ -276,15 +277,16 @@ async function compare() {
     return;
   }
   if (out.stale) return; // a newer request took over
-  const { answer, verdict } = out.value;
+  const { answer, verdict: judged } = out.value;
   response = answer;
+  verdict = null;
   responseKey = key;
   judging = answer;
   ui.download.disabled = false;
   clearErrors();
   setStatus("ready");
   // The maps at once; the sentences that read the verdict, and the panels after the maps, once it has come.
-  await Promise.all([render(), judge(answer, verdict)]);
+  await Promise.all([render(), judge(answer, judged)]);
   // Line A with heads off, for the same model: asked once the maps are drawn, so its answer and its
   // charts do not hold up the maps of this keystroke.
   ablation?.refresh().catch(console.error);
@@ -294,10 +296,10 @@ async function compare() {
  * The server's verdict on an answer (api.js postCompareJudged): once it has come, the sentences that read it and
  * the panels after the maps are drawn. A verdict whose answer is no longer on screen is dropped.
  */
-async function judge(answer, verdict) {
+async function judge(answer, judged) {
   let value;
   try {
-    value = await verdict;
+    value = await judged;
   } catch (error) {
     if (response !== answer) return;
     judging = null;
@@ -305,7 +307,7 @@ async function judge(answer, verdict) {
     return;
   }
   if (response !== answer) return;
-  answer.verdict = value;
+  verdict = value; // kept beside the answer, never written into it: the answer stays what the server sent
   judging = null;
   await render();
 }
@@ -346,11 +348,12 @@ async function renderNow(generation) {
     writeUrl("replace");
   }
   setLayerOptions(nLayer);
-  const ctx = { options };
+  const ctx = { options, verdict };
   if (all) for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(response, ctx);
   const view = { layer: state.layer, posinfo: state.posinfo, align: state.align };
-  let done = await renderHeatmaps(response, view, isStale);
-  if (done && all && !response.verdict) {
+  ui.align.disabled = !response.alignment; // nothing to line up unless B is a reordering of A (by token id)
+  let done = await renderHeatmaps(response, verdict, view, isStale);
+  if (done && all && !verdict) {
     wantAll = true; // the panels after the maps read the verdict too: judge() draws them when it comes
     return;
   }

@@ -85,7 +85,7 @@ function barsChart(items) {
 
 function aligned(data) {
   const [a, b] = data.lines;
-  return alignLastRow(a.tokens, b.tokens, a.attention[0], b.attention[0]);
+  return alignLastRow(data.alignment, a.tokens, a.attention[0], b.attention[0]);
 }
 
 function alignedChart(data) {
