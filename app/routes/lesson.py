@@ -75,7 +75,7 @@ def post_verdict(step_id: StepId, req: VerdictRequest, registry: Registry):
     """What the model did at this step, for the setup and lines the student has on screen: the outcome as one
     of the step's choice ids, a reason id, and the figures it was decided on. A gap is rounding when the same
     weights, run again in float64, leave a gap below 1e-9 of the largest |logit|."""
-    return verdict(step_id, req.model_dump(), registry)
+    return verdict(step_id, req.model_dump(by_alias=True), registry)
 
 
 @router.get("/api/head-split", response_model=HeadSplit, tags=["api"], responses=ERROR_RESPONSES)

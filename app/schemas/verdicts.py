@@ -3,7 +3,7 @@ each gap the explorer shows is rounding (POST /api/compare/verdict). Both come f
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
 from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Line, check_n_head
 from model.gpt import PositionMode
@@ -11,15 +11,19 @@ from model.gpt import PositionMode
 
 class VerdictRequest(BaseModel):
     """The step's setup as the student left it. An omitted field keeps the step's own value
-    (GET /api/lesson), so {} asks for the lesson's own verdict."""
+    (GET /api/lesson), so {} asks for the lesson's own verdict. The lines are line_a and line_b, as in
+    /api/compare; a and b, their earlier names, are still accepted."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"a": "白日依山尽", "b": "山依日白尽", "position": "none", "weights": "random", "n_layer": 2,
-                      "causal": False}]
+        "examples": [{"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "none", "weights": "random",
+                      "n_layer": 2, "causal": False}]
     })
 
-    a: Line | None = Field(None, description="Line A.")
-    b: Line | None = Field(None, description="Line B (ignored by steps that read line A only).")
+    # serialization_alias: the step's setup (app/lesson_steps.py) names the lines a and b.
+    line_a: Line | None = Field(None, validation_alias=AliasChoices("line_a", "a"), serialization_alias="a",
+                                description="Line A (also accepted as `a`).")
+    line_b: Line | None = Field(None, validation_alias=AliasChoices("line_b", "b"), serialization_alias="b",
+                                description="Line B, ignored by steps that read line A only (also accepted as `b`).")
     position: PositionMode | None = Field(None, description="learned, rope or none.")
     weights: Literal["random", "trained"] | None = Field(
         None, description="Untrained from seed 0, or the shipped weights."

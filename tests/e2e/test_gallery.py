@@ -71,7 +71,8 @@ def test_punctuation_total_is_shown_and_the_sentences_follow_a_language_switch(o
     layer2 = none["layers"][1]["heads"]
     h = layer2[1]
     assert (round(100 * h["punctuation"]), round(100 * h["last_mark"])) == (87, 22)
-    assert sentence("none", 2, 2, "fr") == "regarde surtout la ponctuation (87\u202f%, dont 22\u202f% sur le dernier signe)"
+    assert sentence("none", 2, 2, "fr") == \
+        "regarde surtout la ponctuation (87\u202f%, dont 22\u202f% sur le dernier signe)"
     page = open_page("/?lang=fr&pos=none&layer=2")
     page.locator("#panel-gallery").scroll_into_view_if_needed()
     for lang in ("fr", "ja"):

@@ -377,7 +377,8 @@ def test_the_page_aligns_exactly_when_the_server_does(open_page, tools, server_u
         if len(a) != len(b):
             assert page.is_hidden("#attn-diff-what") and page.is_hidden("#attn-verdict")
             continue
-        assert page.text_content("#attn-diff-what") == plain(t["attn_diff_aligned" if aligned else "attn_diff_cells_other"])
+        what = "attn_diff_aligned" if aligned else "attn_diff_cells_other"
+        assert page.text_content("#attn-diff-what") == plain(t[what])
         assert page.is_visible("#attn-verdict") == aligned, (a, b)
         # The depth sentence is the verdict's reason, in the page's language.
         reason = judged["depth"]["reason"]
