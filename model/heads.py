@@ -196,7 +196,8 @@ def _key(candidate: dict):
 
 
 def preferences(stats: dict, punctuation_uniform: float) -> list[dict]:
-    """Everything a head can prefer, largest share first, leaving out what counts keys already named."""
+    """Everything a head can prefer, largest share first, leaving out what counts keys already named: each
+    {"kind", "share", "d", "part"}, with d (the offset of "back") and part (punctuation's latest mark) else None."""
     by_offset = stats["by_offset"]
     candidates = [{"kind": "self", "share": by_offset[0]}, {"kind": "previous", "share": by_offset[1]}]
     candidates += [{"kind": "back", "d": d, "share": by_offset[d]} for d in range(2, len(by_offset))]
@@ -205,7 +206,7 @@ def preferences(stats: dict, punctuation_uniform: float) -> list[dict]:
     out = []
     for c in sorted(candidates, key=lambda c: -c["share"]):
         if not any(frozenset({_key(c), _key(o)}) in OVERLAP for o in out):
-            out.append(c)
+            out.append({"kind": c["kind"], "share": c["share"], "d": c.get("d"), "part": c.get("part")})
     return out
 
 
@@ -226,12 +227,11 @@ def preference_role(ranked: list[dict], entropy: float, entropy_uniform: float) 
 def describe(stats: dict, punctuation_uniform: float, entropy_uniform: float) -> dict:
     """What a head prefers, chosen from its numbers alone, as data the page words in its language:
     {"kind": "spread" | "mostly" | "largest" | "broad", "named": [preferences, largest share first],
-    "entropy", "entropy_uniform"}. A preference is {"kind", "share"}, with "d" (the offset) for "back" and
-    "part" (the latest mark's share) for punctuation when that mark alone is worth naming."""
+    "entropy", "entropy_uniform"}. A preference is {"kind", "share", "d", "part"}: "d" is the offset of "back",
+    "part" the latest mark's share within punctuation when that mark alone is worth naming; else None."""
     if is_spread(stats["entropy"], entropy_uniform):
         return {"kind": "spread", "named": [], "entropy": stats["entropy"], "entropy_uniform": entropy_uniform}
-    ranked = [{k: v for k, v in c.items() if v is not None} for c in preferences(stats, punctuation_uniform)]
-    return preference_role(ranked, stats["entropy"], entropy_uniform)
+    return preference_role(preferences(stats, punctuation_uniform), stats["entropy"], entropy_uniform)
 
 
 def with_roles(stats: dict) -> dict:

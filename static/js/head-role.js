@@ -8,7 +8,7 @@ const share = (value) => tr("percent", { value: Math.round(100 * value) });
 
 /** One preference as a noun phrase with its share: "the character 5 back (26%)". */
 function preference(p) {
-  const key = p.kind === "punctuation" && p.part !== undefined ? "punctuation_part" : p.kind;
+  const key = p.kind === "punctuation" && p.part !== null ? "punctuation_part" : p.kind;
   return tr(`head_pref_${key}`, { p: share(p.share), d: p.d, q: share(p.part ?? 0) });
 }
 

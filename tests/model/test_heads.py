@@ -159,7 +159,7 @@ def head(by_offset=(), **kw):
 
 def named(role: dict) -> list[tuple]:
     """The preferences a role names, as (kind, share) with the offset or the part where they have one."""
-    return [(p["kind"], p["share"], *[p[k] for k in ("d", "part") if k in p]) for p in role["named"]]
+    return [(p["kind"], p["share"], *[p[k] for k in ("d", "part") if p[k] is not None]) for p in role["named"]]
 
 
 def test_mostly_only_above_one_half():
@@ -206,7 +206,8 @@ def test_spread_means_within_0_3_nats_of_an_even_row():
     assert outside["kind"] == "broad" and named(outside) == [("last_mark", 0.03), ("self", 0.02)]
     # A head with a clear preference far from even is described by it.
     sharp = preference_role(preferences(head([0.05, 0.71]), PU), 1.0, EU)
-    assert sharp["kind"] == "mostly" and sharp["named"][0] == {"kind": "previous", "share": 0.71}
+    assert sharp["kind"] == "mostly" and sharp["named"][0] == {"kind": "previous", "share": 0.71, "d": None,
+                                                               "part": None}
 
 
 def test_model_knows_no_language():
@@ -252,7 +253,7 @@ def test_every_shipped_role_agrees_with_its_own_numbers(model, h):
               + [h["punctuation"]] * strong_punctuation)
     spread = model["entropy_uniform"] - h["entropy"] <= 0.3
     role = h["role"]
-    shares = [p["share"] for p in role["named"]] + [p["part"] for p in role["named"] if "part" in p]
+    shares = [p["share"] for p in role["named"]] + [p["part"] for p in role["named"] if p["part"] is not None]
     assert all(share in stats for share in shares), role
     assert (role["kind"] == "mostly") == (not spread and round(100 * top) > 50), role
     if role["kind"] == "mostly":
