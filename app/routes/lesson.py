@@ -55,7 +55,7 @@ def step_number(step: str | None) -> int | None:
 
 
 @router.get("/lesson/qr.svg", include_in_schema=False)
-def lesson_qr(request: Request, step: StepNumber, lang: Annotated[str, Query(pattern="^(zh|ja|fr|en)$")] = "zh"):
+def lesson_qr(request: Request, step: StepNumber, lang: Annotated[Literal[tuple(LANGS)], Query()] = "zh"):
     """The step's link as a QR code, for the board. The link uses the address the teacher's browser used."""
     url = str(request.url_for("lesson_page").include_query_params(step=step, lang=lang))
     title = lesson_texts(static_dir(request), lang)["qr_title"].format(n=step)

@@ -5,6 +5,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic_core import PydanticCustomError
 
+from app.lesson_steps import LESSON_LINES
 from model.gpt import PositionMode
 
 HEAD_CHOICES = (1, 2, 4, 8)  # the head counts that divide n_embd 128 and that the lesson trains
@@ -33,11 +34,12 @@ Line = Annotated[
 class CompareRequest(BaseModel):
     # strict: 0 is not false and "5" is not 5; the request must be what the schema says.
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned", "weights": "random"}]
+        "examples": [{"line_a": LESSON_LINES["a"], "line_b": LESSON_LINES["b"], "position": "learned",
+                      "weights": "random"}]
     })
 
-    line_a: Line = "白日依山尽"
-    line_b: Line = "山依日白尽"
+    line_a: Line = LESSON_LINES["a"]
+    line_b: Line = LESSON_LINES["b"]
     position: PositionMode = Field(
         "learned", description="learned: GPT-2's pos_emb table; rope: rotary encoding of q and k; none: no positions."
     )
@@ -188,6 +190,8 @@ class Options(BaseModel):
     trained: dict[str, TrainedShape] = Field(description="Shipped trained weights per position mode.")
     random: dict[str, int] = Field(description="n_layer and n_head of random weights when the request omits them.")
     defaults: CompareRequest = Field(description="What POST /api/compare assumes for omitted fields.")
+    langs: list[str] = Field(description="The languages the pages speak (?lang=).")
+    max_ablate_chars: int = Field(description="Longest line POST /api/ablate accepts.")
 
 
 class RopeQuery(BaseModel):

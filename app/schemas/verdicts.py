@@ -5,6 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
+from app.lesson_steps import LESSON_LINES
 from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Line, check_n_head
 from model.gpt import PositionMode
 
@@ -15,8 +16,8 @@ class VerdictRequest(BaseModel):
     /api/compare; a and b, their earlier names, are still accepted."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "none", "weights": "random",
-                      "n_layer": 2, "causal": False}]
+        "examples": [{"line_a": LESSON_LINES["a"], "line_b": LESSON_LINES["b"], "position": "none",
+                      "weights": "random", "n_layer": 2, "causal": False}]
     })
 
     # serialization_alias: the step's setup (app/lesson_steps.py) names the lines a and b.

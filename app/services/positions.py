@@ -7,7 +7,7 @@ import torch
 from app.registry import ModelRegistry
 from app.schemas.compare import RelativeRequest
 from app.services.model_choice import choose_model
-from model.gpt import GPTConfig
+from model.gpt import POSITION_MODES, GPTConfig
 from model.probes import cosine_similarity_matrix, pair_scores, period, rope_similarity, similarity_by_lag
 
 MAX_LAG = 64  # half the table: every lag up to it is averaged over at least 64 pairs of rows
@@ -24,7 +24,7 @@ def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
     enc = registry.tokenizer.encode(req.first + req.second)
     starts = relative_starts(req.distance)
     scores = {}
-    for position in ("learned", "rope", "none"):
+    for position in POSITION_MODES:
         model = choose_model(registry, position, req.weights, req.n_layer, req.n_head, req.seed)
         scores[position] = pair_scores(model, enc[0], enc[1], starts, req.distance).numpy()
     return {"first": req.first, "second": req.second, "distance": req.distance, "starts": starts,

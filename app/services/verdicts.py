@@ -31,6 +31,7 @@ from app.services.positions import position_similarity, relative_starts
 from app.services.rope import rope_table
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split, logits_difference
+from model.gpt import POSITION_MODES
 from model.heads import previous_character_head
 from model.probes import pair_scores
 from model.rope import rope_angles
@@ -346,7 +347,7 @@ def _training_runs(registry: ModelRegistry, step_id: str) -> list[dict]:
     runs = registry.results.get("training", {}).get("runs", [])
     if step_id == "ex2":
         return sorted((r for r in runs if r["position"] == "learned"), key=lambda r: r["n_head"])
-    return [r for mode in ("learned", "rope", "none") for r in runs if r["position"] == mode and r["n_head"] == 4]
+    return [r for mode in POSITION_MODES for r in runs if r["position"] == mode and r["n_head"] == 4]
 
 
 def _judge_training(step_id: str, setup: dict, registry: ModelRegistry) -> dict:

@@ -4,6 +4,7 @@
 // after at one position (the one whose loss grew most, or the one clicked).
 
 import { ApiError, postAblate } from "./api.js";
+import { MAX_ABLATE_CHARS } from "./constants.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw } from "./draw.js";
 import { fieldMessage, generalMessage } from "./errors.js";
@@ -15,7 +16,6 @@ import { lossFigure } from "./plots-ablation.js";
 import { askedStep, onStepChange } from "./step-control.js";
 
 /** The server's limit: the training length (app/schemas/ablation.py MAX_ABLATE_CHARS). */
-export const MAX_CHARS = 128;
 
 const headName = ({ layer, head }) => tr("ablation_head_short", { layer, head });
 
@@ -94,9 +94,9 @@ export function createAblationPanel(context) {
       headsOff.setAnswer(null);
       return finish("invalid");
     }
-    if ([...c.line].length > MAX_CHARS) {
+    if ([...c.line].length > MAX_ABLATE_CHARS) {
       request.abort();
-      problem = { key: "ablation_too_long", vars: { max: MAX_CHARS } };
+      problem = { key: "ablation_too_long", vars: { max: MAX_ABLATE_CHARS } };
       headsOff.setAnswer(null);
       return finish("invalid");
     }
@@ -138,7 +138,7 @@ export function createAblationPanel(context) {
     const item = error instanceof ApiError && error.status === 422 ? error.fields[0] ?? error.general[0] : null;
     if (!item) return generalMessage(error);
     const c = context();
-    return fieldMessage({ ...item, field: item.field ?? "line_a" }, { text: c.line, position: c.position, max: MAX_CHARS });
+    return fieldMessage({ ...item, field: item.field ?? "line_a" }, { text: c.line, position: c.position, max: MAX_ABLATE_CHARS });
   }
 
   /** The position whose loss grew most with the heads off; the last position when none is off. */

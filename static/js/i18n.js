@@ -3,7 +3,6 @@
 
 import { $$, el } from "./dom.js";
 
-export const LANGS = ["zh", "ja", "fr", "en"];
 let dict = {};
 const cache = new Map();
 

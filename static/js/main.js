@@ -6,12 +6,13 @@ import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
 import { compareBody, showLineHints, trainedNote, trainedShape as shapeOf } from "./controls.js";
 import { fieldMessage } from "./errors.js";
-import { LANGS, applyDict, loadDict, setDict, tr } from "./i18n.js";
+import { applyDict, loadDict, setDict, tr } from "./i18n.js";
+import { LANGS, MODES } from "./constants.js";
 import { latest } from "./latest.js";
 import { ANSWER_PANELS, renderHeatmaps, renderRopePairs } from "./panels.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
-import { readState, sameState, toSearch } from "./state.js";
+import { readState, sameState, toSearch, trainingStep } from "./state.js";
 import "./typeset.js"; // every figure in the page's text stays on one line
 
 /**
@@ -85,7 +86,7 @@ function effectiveWeights() {
 }
 
 function trainedEverywhere() {
-  return ["learned", "rope", "none"].every((p) => shapeOf(options, p));
+  return MODES.every((p) => shapeOf(options, p));
 }
 
 function isLong() {
@@ -434,6 +435,7 @@ async function onPopState() {
   state = readState(location.search, LANGS, state.lang);
   typing = false;
   applyControls();
+  trainingStep.set(state.step);
   if (state.lang !== previous.lang) await switchLanguage(state.lang);
   relative?.apply(state.rel);
   await compare();
@@ -478,6 +480,14 @@ function plotlyReady() {
 
 async function start() {
   bind();
+  // The training step is the state's: a slider move writes it back here, and into the address (replaced: a
+  // drag is not history); step-control.js only draws and announces it.
+  trainingStep.set(state.step);
+  trainingStep.subscribe((step) => {
+    if (state.step === step) return;
+    state.step = step;
+    writeUrl("replace");
+  });
   // Asked for with the texts, not after them (the page preloads both): the first comparison needs it.
   const optionsRequest = getOptions().catch((error) => error);
   const [dict] = await Promise.all([loadDict(state.lang), plotlyReady()]);

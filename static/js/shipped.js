@@ -5,6 +5,7 @@
 // slider (step-control.js): a new step asks for that step's answer, and the newest step's answer is the one drawn.
 
 import { ApiError, getShipped, postVerdict } from "./api.js";
+import { MODES } from "./constants.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
 import { fieldMessage } from "./errors.js";
@@ -17,10 +18,9 @@ import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "./plots-res
 import { askedStep, getAtStep, getTimeline, loadTimeline, onStepChange, repaint } from "./step-control.js";
 import { galleryFindings, positionFindings } from "./step-findings.js";
 
-const MODE_ORDER = ["learned", "rope", "none"];
 
 function byMode(a, b) {
-  return MODE_ORDER.indexOf(a.position) - MODE_ORDER.indexOf(b.position);
+  return MODES.indexOf(a.position) - MODES.indexOf(b.position);
 }
 
 /** A run's exercises as strings, or null when the file does not say. */
