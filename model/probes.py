@@ -38,7 +38,11 @@ def similarity_by_lag(similarity: torch.Tensor, max_lag: int) -> torch.Tensor:
     return torch.stack([similarity.diagonal(lag).mean() for lag in range(max_lag + 1)])
 
 
-def period(by_lag: torch.Tensor, min_lag: int = 3) -> int:
+# Neighbours (lags 1 and 2) are alike in any smooth table: a rhythm is read from this lag up.
+MIN_LAG = 3
+
+
+def period(by_lag: torch.Tensor, min_lag: int = MIN_LAG) -> int:
     """The lag from min_lag up at which positions are most alike. Neighbours (lags 1 and 2) are
     alike in any smooth table, so they do not count as a rhythm."""
     return min_lag + int(by_lag[min_lag:].argmax())

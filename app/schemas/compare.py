@@ -264,6 +264,10 @@ class Rhythm(BaseModel):
     at_period: float = Field(description="by_lag at the period.")
     median: float = Field(description="The median of by_lag from lag 3 up: how alike rows at a typical distance are.")
     shows: bool = Field(description="True when at_period is at least 0.2 above the median: the rhythm stands out.")
+    min_lag: int = Field(3, description="The first lag read: neighbours (lags 1 and 2) are alike in any smooth "
+                         "table.")
+    next_lag: int | None = Field(None, description="The most alike lag from min_lag up after the period.")
+    at_next_lag: float | None = Field(None, description="by_lag at next_lag.")
 
 
 class PositionSimilarity(BaseModel):
@@ -291,8 +295,16 @@ class TrainingRun(BaseModel):
     val_loss: list[float] = Field(description="Validation loss (nats per character) at each of those steps.")
 
 
+class Exercises(BaseModel):
+    heads: list[int] = Field(description="Exercise 2: the runs comparing head counts under learned, fewest first "
+                             "(indices into runs).")
+    modes: list[int] = Field(description="Exercise 3: the runs comparing learned, rope and none with 4 heads, in "
+                             "that order (indices into runs).")
+
+
 class TrainingResults(BaseModel):
     runs: list[TrainingRun] = Field(description="Exercise 2 (1, 4, 8 heads) and exercise 3 (learned, rope, none).")
+    exercises: Exercises = Field(description="Which runs each exercise compares, in the order it compares them.")
 
 
 class LengthRun(BaseModel):

@@ -28,10 +28,10 @@ from app.services.compare import WITH, WITHOUT, check_length, run_many
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
 from app.services.positions import position_similarity, relative_starts
+from app.services.results import exercise_runs
 from app.services.rope import rope_table
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split, logits_difference
-from model.gpt import POSITION_MODES
 from model.heads import previous_character_head
 from model.probes import pair_scores
 from model.rope import rope_angles
@@ -286,7 +286,8 @@ def _smoothed(loss: list[float], p: int) -> float:
 def _judge_length(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     """RoPE's validation loss per character past the training length. It rises from the first position where
     its smoothed loss passes its mean over the second half of the training length by RISE_NATS; it falls when
-    its mean past the training length is that much below. Also: from where it is worse than no positions."""
+    its mean past the training length is that much below. Also: from where it is worse than no positions.
+    before and after: the mean loss up to and past the training length, RoPE's, and none's as none_*."""
     runs = {r["position"]: r for r in registry.results.get("length", {}).get("runs", [])}
     rope, none = runs.get("rope"), runs.get("none")
     if rope is None:
@@ -299,7 +300,9 @@ def _judge_length(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     rise = next((p for p in range(n, last + 1) if _smoothed(loss, p) > inside + RISE_NATS), None)
     if rise is not None:
         figures["rise"] = rise
-    if none is not None:
+    if none is not None:  # the same means for the model without positions: its loss too rises past n
+        figures["none_before"] = float(np.mean(none["loss"][:none["train_length"]]))
+        figures["none_after"] = float(np.mean(none["loss"][none["train_length"]:]))
         worse = next((p for p in range(n, last + 1) if _smoothed(loss, p) > _smoothed(none["loss"], p)), None)
         if worse is not None:
             figures["worse"] = worse
@@ -343,11 +346,9 @@ def _judge_heads(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
 
 
 def _training_runs(registry: ModelRegistry, step_id: str) -> list[dict]:
-    """Exercise 2 compares head counts under learned; exercise 3 position modes with 4 heads."""
+    """Exercise 2 compares head counts under learned; exercise 3 position modes with 4 heads (as /api/training)."""
     runs = registry.results.get("training", {}).get("runs", [])
-    if step_id == "ex2":
-        return sorted((r for r in runs if r["position"] == "learned"), key=lambda r: r["n_head"])
-    return [r for mode in POSITION_MODES for r in runs if r["position"] == mode and r["n_head"] == 4]
+    return [runs[i] for i in exercise_runs(runs, step_id.removeprefix("ex"))]
 
 
 def _judge_training(step_id: str, setup: dict, registry: ModelRegistry) -> dict:

@@ -16,7 +16,7 @@ import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../plots-results.js";
 import { kindFigure, lossFigure } from "../plots-ablation.js";
-import { rhythmMeaning, splitExercises } from "../shipped.js";
+import { exerciseRuns, rhythmMeaning } from "../shipped.js";
 import { alignLastRow, alignedFigure, gapBarsFigure } from "./figures.js";
 
 const chars = (text) => [...(text ?? "")];
@@ -385,24 +385,22 @@ const relative = {
     });
     return sentences([why, data.scores.none ? tr("notice_relative", { none: sci(spread(data.scores.none[0][0])) }) : ""]);
   },
-  snippet: (ctx) => [
+  snippet: (ctx, data) => [
     "from model.assets import checkpoint_path",
     "from model.checkpoint import load_checkpoint",
     "from model.probes import pair_scores",
     "",
     'model, tok, meta = load_checkpoint(checkpoint_path("rope"))',
     `first, second = tok.encode(${py(chars(ctx.setup.a).slice(0, 2).join(""))})`,
-    `scores = pair_scores(model, first, second, range(0, ${128 - (ctx.setup.distance ?? 1)}, 6), ` +
-      `distance=${ctx.setup.distance ?? 1})  # (layer, head, start)`,
+    `starts = ${JSON.stringify(data.starts ?? [])}  # the starts /api/relative used (a JSON list is a Python list)`,
+    `scores = pair_scores(model, first, second, starts, distance=${ctx.setup.distance ?? 1})  # (layer, head, start)`,
     "print((scores[0, 0].max() - scores[0, 0].min()).item())",
   ].join("\n"),
 };
 
-function ropeLength(data) {
-  const run = (data.runs ?? []).find((r) => r.position === "rope");
-  if (!run) return null;
-  const n = run.train_length;
-  return { run, before: mean(run.loss.slice(0, n)), after: mean(run.loss.slice(n)) };
+/** The shipped rope run, when there is one: the chart draws it. Its means are the verdict's figures. */
+function ropeRun(data) {
+  return (data.runs ?? []).find((r) => r.position === "rope") ?? null;
 }
 
 const length = {
@@ -416,22 +414,20 @@ const length = {
     return judged(data, text, f.after);
   },
   charts(data) {
-    const r = ropeLength(data);
-    if (!r) return [];
+    if (!ropeRun(data) || data.verdict.outcome === null) return [];
+    const f = data.verdict.figures;
     return [{
       name: "length", caption: tr("chart_length"),
-      alt: tr("chart_length_alt", { before: fixed(r.before), after: fixed(r.after) }),
+      alt: tr("chart_length_alt", { before: fixed(f.before), after: fixed(f.after) }),
       figure: lengthFigure({ runs: data.runs }),
     }];
   },
   notice(data) {
-    const r = ropeLength(data);
-    const none = (data.runs ?? []).find((run) => run.position === "none");
-    if (!r || !none) return "";
-    const before = mean(none.loss.slice(0, none.train_length));
-    const after = mean(none.loss.slice(none.train_length));
+    const f = data.verdict.figures;
+    if (f.none_before === undefined || f.before === undefined) return "";
     return tr("notice_length", {
-      none_before: fixed(before), none_after: fixed(after), none_rise: fixed(after - before), rope_rise: fixed(r.after - r.before),
+      none_before: fixed(f.none_before), none_after: fixed(f.none_after), none_rise: fixed(f.none_after - f.none_before),
+      rope_rise: fixed(f.after - f.before),
     });
   },
   snippet: () => [
@@ -578,7 +574,7 @@ export function orderLabel(order, key) {
 }
 
 function trainingKind(key) {
-  const runsOf = (data) => splitExercises(data.runs ?? [])[key];
+  const runsOf = (data) => exerciseRuns(data)[key];
   const label = (run) => (key === "heads" ? headsLabel(run.n_head) : modeLabel(run.position));
   const listOf = (runs) => runs.map((r) => `${label(r)} ${fixed(finalLoss(r))}`).join(tr("list_sep"));
   const labelOf = (id) => (key === "heads" ? headsLabel(Number(id)) : modeLabel(id));
