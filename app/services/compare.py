@@ -74,14 +74,6 @@ class LineRun:
         return [s[self.row, :self.n] for s in self.out.stream]
 
 
-def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
-    """One request's answer, computed alone: exactly what it gets in any batch."""
-    answer = compare_many([req], registry)[0]
-    if isinstance(answer, Exception):
-        raise answer
-    return answer
-
-
 @dataclass
 class Plan:
     """One checked request: its lines' ids, the model shown, and the lesson's untrained depths."""
@@ -100,7 +92,7 @@ class Plan:
 
 def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[dict | InputError]:
     """Each request's answer, or the InputError that names its bad field. Every model runs once
-    for a group of requests (run_many); an answer is bitwise the one compare() gives alone."""
+    for a group of requests (run_many); an answer is bitwise the one the request gets alone."""
     answers: list = [None] * len(reqs)
     plans = []
     for i, req in enumerate(reqs):
