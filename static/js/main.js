@@ -48,7 +48,10 @@ const ui = {
 let state = readState(location.search, LANGS, document.documentElement.lang);
 let options = null;
 let response = null; // the last successful response
-let verdict = null; // the server's verdict on `response` (POST /api/compare/verdict), null until it has come
+// The server's verdict on each answer (POST /api/compare/verdict), kept beside it, never written into it: the
+// answer stays what the server sent. A render reads the verdict of the answer it draws (verdictOf).
+const verdicts = new WeakMap();
+const verdictOf = (answer) => verdicts.get(answer) ?? null;
 let responseKey = null; // the request body that produced it
 const compareRequest = latest(); // the comparison on screen: the newest request wins
 let debounceTimer = null;
@@ -280,7 +283,6 @@ async function compare() {
   if (out.stale) return; // a newer request took over
   const { answer, verdict: judged } = out.value;
   response = answer;
-  verdict = null;
   responseKey = key;
   judging = answer;
   ui.download.disabled = false;
@@ -308,7 +310,7 @@ async function judge(answer, judged) {
     return;
   }
   if (response !== answer) return;
-  verdict = value; // kept beside the answer, never written into it: the answer stays what the server sent
+  verdicts.set(answer, value);
   judging = null;
   await render();
 }
@@ -349,17 +351,18 @@ async function renderNow(generation) {
     writeUrl("replace");
   }
   setLayerOptions(nLayer);
-  const ctx = { options, verdict };
-  if (all) for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(response, ctx);
+  const shown = response; // a newer answer may come while this one draws: each part reads this one's verdict
+  if (all) for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(shown, { options });
   const view = { layer: state.layer, posinfo: state.posinfo, align: state.align };
-  ui.align.disabled = !response.alignment; // nothing to line up unless B is a reordering of A (by token id)
-  let done = await renderHeatmaps(response, verdict, view, isStale);
-  if (done && all && !verdict) {
+  ui.align.disabled = !shown.alignment; // nothing to line up unless B is a reordering of A (by token id)
+  let done = await renderHeatmaps(shown, verdictOf(shown), view, isStale);
+  if (done && all && !verdictOf(shown)) {
     wantAll = true; // the panels after the maps read the verdict too: judge() draws them when it comes
     return;
   }
   if (done && all) {
-    await Promise.all(ANSWER_PANELS.filter((p) => !p.first).map((p) => p.update(response, ctx)));
+    const ctx = { options, verdict: verdictOf(shown) };
+    await Promise.all(ANSWER_PANELS.filter((p) => !p.first).map((p) => p.update(shown, ctx)));
     done = !isStale();
   }
   if (!done) {

@@ -875,6 +875,7 @@ function start() {
     reveal: revealHere,
     revealing: () => revealedStep === state.step,
     hint: (text) => { ui.commitHint.textContent = text; },
+    navigation: (open) => show($(".lesson-nav"), open),
   });
   bind();
   startClassMode(STEPS);
