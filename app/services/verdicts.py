@@ -185,8 +185,8 @@ def _judge_gap(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     model = _model(setup, registry)
     tok = registry.tokenizer
     ids_a, ids_b = tok.encode(setup["a"]), tok.encode(setup["b"])
-    check_length("a", ids_a, model.config)
-    check_length("b", ids_b, model.config)
+    check_length("line_a", ids_a, model.config)
+    check_length("line_b", ids_b, model.config)
     runs = runs64(model, ids_a, ids_b, setup["causal"])
     figures = gap_figures(model, ids_a, ids_b, setup["causal"], runs)
     figures["n_layer"] = model.config.n_layer
@@ -336,7 +336,7 @@ def _judge_heads(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     """Layer 1's heads on line A: do they spread their attention alike?"""
     model = _model(setup, registry)
     ids = registry.tokenizer.encode(setup["a"])
-    check_length("a", ids, model.config)
+    check_length("line_a", ids, model.config)
     if model.config.n_head == 1:
         return {"outcome": None, "reason": "one_head", "figures": {}}
     pattern = model.trace(torch.tensor([ids])).attention[0][0].double().numpy()  # (nh, T, T)

@@ -185,3 +185,14 @@ def test_the_verdict_names_the_lines_line_a_and_line_b_and_accepts_a_and_b(clien
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_a"]
     schema = client.get("/openapi.json").json()["components"]["schemas"]["VerdictRequest"]["properties"]
     assert {"line_a", "line_b"} <= set(schema) and not {"a", "b"} & set(schema)
+
+
+def test_a_line_the_model_refuses_is_named_line_a_or_line_b_whichever_name_was_sent(client):
+    """The verdict's own refusals (past pos_emb's rows) name the field as /api/compare does: line_a, line_b."""
+    for body in ({"line_a": "白" * 130, "line_b": "日"}, {"a": "白" * 130, "b": "日"}):
+        r = client.post("/api/lesson/posemb/verdict", json=body)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_a"], r.json()
+    r = client.post("/api/lesson/posemb/verdict", json={"line_a": "日", "line_b": "白" * 130})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_b"]
+    r = client.post("/api/lesson/heads/verdict", json={"line_a": "白" * 130})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_a"]
