@@ -390,12 +390,17 @@ def _judge_ablate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     head = previous_character_head(model["layers"][0]["heads"])
     if head is None:  # none has no previous-character head (1.8% one back)
         return {"outcome": None, "reason": "no_previous_head", "figures": {}}
+    # The question asks which kind GAINS the most loss (what the head is for), not which is hardest with it off:
+    # that one is mostly the kind that was hard already (the second line, with every head on).
     by_kind = head["ablation"]["by_kind"]
+    before = model["ablation"]["loss"]  # per kind, every head on
     outcome = max(by_kind, key=by_kind.get)
+    after = {kind: before[kind] + by_kind[kind] for kind in by_kind}
     return {"outcome": outcome, "accepted": [k for k, v in by_kind.items() if by_kind[outcome] - v < ABLATE_TIE],
             "reason": f"ablate_{outcome}",
             "figures": {"layer": 1, "head": head["head"], "share": head["by_offset"][1],
                         "total": head["ablation"]["loss_increase"], **by_kind,
+                        **{f"before_{k}": before[k] for k in by_kind}, **{f"after_{k}": v for k, v in after.items()},
                         "characters": model["ablation"]["characters"]}}
 
 

@@ -4,13 +4,18 @@ The reference is tests/app/reference_gpt.py: the lesson's GPT rewritten in numpy
 alone. A gap is rounding when its float64 value is below 1e-9 of the largest |logit|."""
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from reference_gpt import ReferenceGPT
 
 from app.lesson_steps import STEPS
+from model.assets import WEIGHTS_DIR
+
+STATIC = Path(__file__).resolve().parents[2] / "static"
 
 GAP_STEPS = {"order": ("same", "different"), "leak": ("same", "different"), "pair": ("same", "different"),
              "posemb": ("same", "different"), "nomask": ("gone", "stays"), "ex1": ("rounding", "large")}
@@ -353,3 +358,34 @@ def test_the_ablate_step_reads_the_previous_character_heads_corpus_figures(clien
     # The corpus figures were measured with the causal mask on: with it off they say nothing of the model shown.
     unmasked = client.post("/api/lesson/ablate/verdict", json={"position": position, "causal": False}).json()
     assert unmasked["outcome"] is None and unmasked["reason"] == "ablate_causal_only"
+
+
+ASKS_THE_RISE = {  # step 13's question, as each language asks it: where the loss rises most, not what is hardest
+    "en": ("rise the most", "hardest"), "fr": ("augmente-t-elle le plus", "difficile"),
+    "zh": ("增加得最多", "最难"), "ja": ("大きく増える", "難しく"),
+}
+
+
+@pytest.mark.parametrize("position", ("learned", "rope"))
+def test_step_13_grades_the_question_it_asks_where_the_loss_rises_most(client, position):
+    """heads.json read from disk: every head on, then the previous-character head off, per kind of next
+    character. The question asks where the loss RISES most, and the verdict answers exactly that; with the
+    shipped learned weights the kind that is hardest with the head off is another one, so the two questions
+    cannot be mixed up unseen."""
+    shipped = json.loads((WEIGHTS_DIR / "heads.json").read_text())
+    model = next(m for m in shipped["models"] if m["position"] == position)
+    head = max(model["layers"][0]["heads"], key=lambda h: h["by_offset"][1])
+    before = model["ablation"]["loss"]
+    after = {k: before[k] + v for k, v in head["ablation"]["by_kind"].items()}
+    rise = {k: after[k] - before[k] for k in after}
+    got = client.post("/api/lesson/ablate/verdict", json={"position": position}).json()
+    assert got["outcome"] == max(rise, key=rise.get)
+    for k in after:
+        assert got["figures"][f"before_{k}"] == pytest.approx(before[k], abs=1e-12)
+        assert got["figures"][f"after_{k}"] == pytest.approx(after[k], abs=1e-12)
+        assert got["figures"][k] == pytest.approx(rise[k], abs=1e-12)
+    if position == "learned":  # 0.24 -> 1.99 on punctuation, 4.77 -> 6.15 on the second line
+        assert got["outcome"] == "punctuation" and max(after, key=after.get) == "second_line"
+    for lang, (asks, not_asked) in ASKS_THE_RISE.items():
+        question = json.loads((STATIC / "i18n" / "lesson" / f"{lang}.json").read_text())["ablate_question"]
+        assert asks in question and not_asked not in question, (lang, question)

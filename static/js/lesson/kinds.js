@@ -528,10 +528,19 @@ const ablate = {
     const v = data.verdict;
     if (v.outcome === null) return judged(data, tr(`reason_${v.reason}`, { mode: modeLabel(ctx.setup.position) }));
     const f = v.figures;
-    return judged(data, tr("ablate_verdict", {
-      characters: grouped(f.characters), head: f.head, share: pct(f.share),
-      punctuation: fixed(f.punctuation, 2), second_line: fixed(f.second_line, 2), other: fixed(f.other, 2),
-    }), f[v.outcome]);
+    const kinds = ["punctuation", "second_line", "other"];
+    const vars = { characters: grouped(f.characters), head: f.head, share: pct(f.share) };
+    for (const k of kinds) Object.assign(vars, { [k]: fixed(f[k], 2), [`before_${k}`]: fixed(f[`before_${k}`], 2), [`after_${k}`]: fixed(f[`after_${k}`], 2) });
+    // The question asks where the loss rises most; which kind is hardest with the head off is another
+    // question, with another answer when the head matters most where the model was surest.
+    const top = (key) => kinds.reduce((x, y) => (f[`${key}${y}`] > f[`${key}${x}`] ? y : x));
+    const [gains, hardest, easiest] = [top(""), top("after_"), kinds.reduce((x, y) => (f[`before_${y}`] < f[`before_${x}`] ? y : x))];
+    const kind = (k) => tr(`ablate_kind_${k}`);
+    return judged(data, sentences([
+      tr("ablate_verdict", vars),
+      gains === hardest ? "" : tr("ablate_not_hardest", { gains: kind(gains), hardest: kind(hardest) }),
+      gains === easiest && gains !== hardest ? tr("ablate_surest", { gains: kind(gains), before: vars[`before_${gains}`] }) : "",
+    ]), f[v.outcome]);
   },
   charts(data) {
     if (!data.answer) return [];
