@@ -7,6 +7,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.lesson_steps import COUPLET
 from app.schemas.compare import HEAD_CHOICES, MAX_SEED, N_LAYER_MAX, ModelInfo, check_n_head
+from app.schemas.text import NoControls
 from app.services.model_choice import LESSON_SHAPE
 from model.gpt import PositionMode
 
@@ -41,10 +42,10 @@ class AblateRequest(BaseModel):
                       "off": [{"layer": 1, "head": 2}]}]
     })
 
-    line: str = Field(
+    line: Annotated[str, NoControls] = Field(
         COUPLET, min_length=1, max_length=MAX_ABLATE_CHARS,
-        description="1 to 128 characters (the training length). Each position's loss predicts the next character "
-        "of this line.",
+        description="1 to 128 characters (the training length), no control or format characters. Each position's "
+        "loss predicts the next character of this line.",
     )
     position: PositionMode = Field("learned", description="As in /api/compare: learned, rope or none.")
     weights: Literal["random", "trained"] = Field("trained", description="As in /api/compare.")

@@ -6,6 +6,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from pydantic_core import PydanticCustomError
 
 from app.lesson_steps import LESSON_LINES
+from app.schemas.text import NoControls
 from model.gpt import PositionMode
 
 HEAD_CHOICES = (1, 2, 4, 8)  # the head counts that divide n_embd 128 and that the lesson trains
@@ -27,7 +28,9 @@ def check_n_head(value: int | None) -> int | None:
 Line = Annotated[
     str,
     StringConstraints(min_length=1, max_length=512),
-    Field(description="1 to 512 characters; at most 128 with position 'learned' (pos_emb has 128 rows)."),
+    NoControls,
+    Field(description="1 to 512 characters; at most 128 with position 'learned' (pos_emb has 128 rows). No control "
+          "or format characters (such as U+202E, which reorders a line on screen); a line break is allowed."),
 ]
 
 
@@ -201,13 +204,17 @@ class RopeQuery(BaseModel):
         "0,1,2,3,4", description="Comma-separated whole positions >= 0, at most 4096 of them, e.g. 0,1,2."
     )
     head_dim: int = Field(32, ge=2, le=1024, multiple_of=2, description="Even head size, 2 to 1024.")
-    base: float = Field(10000.0, gt=1.0, le=1e9, description="RoPE base, > 1.")
+    # allow_inf_nan=False: nan compares false with every bound, and would be refused as "too large".
+    base: float = Field(10000.0, gt=1.0, le=1e9, allow_inf_nan=False, description="RoPE base, > 1, at most 1e9.")
 
     @field_validator("positions")
     @classmethod
     def _parse_positions(cls, value: str) -> str:
-        parts = [p.strip() for p in value.split(",") if p.strip()]
-        if not parts or not all(p.isdigit() for p in parts):
+        parts = [p.strip() for p in value.split(",")]
+        if not all(parts):  # "1,,2", "1,2," or "": an empty entry is no position, not one to skip
+            raise PydanticCustomError("positions", "positions must not have an empty entry between commas "
+                                      "(as in 1,,2 or 1,2,): give whole numbers >= 0 separated by commas")
+        if not all(p.isascii() and p.isdigit() for p in parts):
             raise PydanticCustomError("positions", "positions must be whole numbers >= 0 separated by commas")
         if len(parts) > MAX_ROPE_POSITIONS:
             raise PydanticCustomError("positions", "at most 4096 positions")
@@ -227,7 +234,8 @@ class RopeAngles(BaseModel):
     angles: list[list[float]] = Field(description="[position][pair]: position * theta_i, radians.")
 
 
-OneChar = Annotated[str, StringConstraints(min_length=1, max_length=1), Field(description="One character.")]
+OneChar = Annotated[str, StringConstraints(min_length=1, max_length=1), NoControls,
+                    Field(description="One character, not a control or format character.")]
 
 
 class RelativeRequest(BaseModel):

@@ -62,7 +62,10 @@ def verdict(step_id: str, fields: dict, registry: ModelRegistry) -> dict:
     step = STEP_BY_ID[step_id]
     setup = {**(step["setup"] or {}), **{k: v for k, v in fields.items() if v is not None}}
     if setup.get("weights") == "trained":
-        setup["n_layer"] = setup["n_head"] = None  # the shipped weights fix their own shape
+        # The shipped weights fix their own shape: the step's own n_layer/n_head (an untrained model's) drop out,
+        # and a shape the student asked for must be theirs, by /api/compare's rule (an InputError: trained_shape).
+        choose_model(registry, setup["position"], "trained", fields.get("n_layer"), fields.get("n_head"), 0)
+        setup["n_layer"] = setup["n_head"] = None
     judge = _judge_gap if step_id in GAP_STEPS else _JUDGES[step_id]
     out = judge(step_id, setup, registry)
     out.setdefault("accepted", [] if out["outcome"] is None else [out["outcome"]])
