@@ -54,7 +54,7 @@ function reason(verdict, setup) {
 }
 
 /** Steps that ask "same or different" (or "stays or gone", "rounding or large"): the last position's gap. */
-function gapKind({ bars, notice, lesson }) {
+function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
   return {
     fetch: fetchCompare,
     judge(data, ctx) {
@@ -68,7 +68,7 @@ function gapKind({ bars, notice, lesson }) {
       return judged(data, sentences([numbers, reason(v, ctx.setup)]), f.gap);
     },
     charts(data, ctx) {
-      return [barsChart(bars(data, ctx)), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
+      return [barsChart(bars(data, ctx), caption), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
         ? [alignedChart(data), heatmapChart(data, 0, 0), heatmapChart(data, 1, 0)] : [])];
     },
     notice: notice ?? ((data) => alignedNotice(data)),
@@ -78,9 +78,9 @@ function gapKind({ bars, notice, lesson }) {
   };
 }
 
-function barsChart(items) {
+function barsChart(items, caption) {
   const list = items.map((item) => labelled(item.label, sci(item.value))).join(tr("list_sep"));
-  return { name: "gap", caption: tr("chart_bars"), alt: tr("chart_bars_alt", { items: list }), figure: gapBarsFigure({ items }) };
+  return { name: "gap", caption: tr(caption), alt: tr("chart_bars_alt", { items: list }), figure: gapBarsFigure({ items }) };
 }
 
 function aligned(data) {
@@ -130,13 +130,16 @@ function heatmapChart(data, lineIndex, head) {
   };
 }
 
-/** A mode as a bar's label says it: "no positions" rather than the mode's name "none". */
-const modePhrase = (position) => (position === "none" ? tr("mode_none_phrase") : modeLabel(position));
+/** A mode as a bar's label says it: "no positions" rather than the mode's name "none"; and the mask when off. */
+function modePhrase(position, causal = true) {
+  const mode = position === "none" ? tr("mode_none_phrase") : modeLabel(position);
+  return causal ? mode : tr("mode_mask_off", { mode });
+}
 
 /** The model on screen first, then the untrained models of 1 to 3 layers in the same mode, heads and mask. */
 function depthBars(data) {
   const model = data.model;
-  const mode = modePhrase(model.position);
+  const mode = modePhrase(model.position, model.causal); // the grey bars were run with the same mask
   const onScreen = {
     label: tr(model.weights === "trained" ? "bar_model_trained" : "bar_model_random", { n_layer: model.n_layer, mode }),
     value: data.difference.with_position.max_abs,
@@ -152,7 +155,7 @@ function depthNotice(data) {
   const rows = data.by_depth;
   return tr("notice_depth", {
     n_layer: rows.at(-1).n_layer, d1: sci(rows[0].with_position.max_abs), dn: sci(rows.at(-1).with_position.max_abs),
-    mode: modeLabel(data.model.position),
+    mode: modePhrase(data.model.position, data.model.causal),
   });
 }
 
@@ -200,6 +203,7 @@ const thisModelBar = (data) => [{ label: tr("bar_this"), value: data.difference.
 
 const order = gapKind({
   bars: thisModelBar,
+  caption: "chart_bars_one",
   lesson: lessonFigure((data, ctx) => tr("order_lesson", {
     value: sci(ctx.step.lesson.value), ours: sci(data.difference.with_position.max_abs),
   })),
@@ -215,9 +219,10 @@ const leak = gapKind({
 
 const nomask = gapKind({ bars: depthBars, notice: depthNotice });
 
-const pair = gapKind({ bars: thisModelBar });
+const pair = gapKind({ bars: thisModelBar, caption: "chart_bars_one" });
 
 const posemb = gapKind({
+  caption: "chart_bars_posemb",
   bars: (data) => [
     { label: tr("bar_without_positions"), value: data.difference.without_position.max_abs },
     { label: tr("bar_with_positions", { mode: modeLabel(data.model.position) }), value: data.difference.with_position.max_abs, current: true },
