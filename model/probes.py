@@ -18,6 +18,19 @@ def pair_scores(model: GPT, first: int, second: int, starts, distance: int = 1) 
     return torch.stack(per_start, dim=-1)  # (n_layer, n_head, S)
 
 
+@torch.no_grad()
+def layer1_query_key(model: GPT, first: int, second: int, head: int = 0, pair: int = 0) -> tuple:
+    """`second`'s query and `first`'s key in layer 1, one head, one RoPE pair, before any rotation:
+    ((q0, q1), (k0, k1)) as floats in the model's dtype. Under RoPE, layer 1 reads tok_emb alone, so these do
+    not depend on where the two stand; the rotation by position is all that changes with the start."""
+    block, C = model.blocks[0], model.config.n_embd
+    hs = model.config.head_dim
+    x = block.ln_1(model.tok_emb(torch.tensor([[first, second]])))  # (1, 2, C)
+    q, k, _ = block.attn.qkv(x).split(C, dim=2)  # 3 x (1, 2, C)
+    cols = slice(head * hs + 2 * pair, head * hs + 2 * pair + 2)  # head `head`'s pair `pair`: 2 components
+    return tuple(q[0, 1, cols].tolist()), tuple(k[0, 0, cols].tolist())
+
+
 def cosine_similarity_matrix(vectors: torch.Tensor) -> torch.Tensor:
     """(P, D) -> (P, P) cosine similarity of every pair of rows."""
     unit = vectors.double() / vectors.double().norm(dim=-1, keepdim=True)

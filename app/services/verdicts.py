@@ -33,7 +33,7 @@ from app.services.rope import rope_table
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split, logits_difference
 from model.heads import previous_character_head
-from model.probes import pair_scores
+from model.probes import layer1_query_key, pair_scores
 from model.rope import rope_angles
 
 REL_ROUNDING = 1e-9  # float64 gap / largest |logit| under which a gap is rounding
@@ -274,11 +274,34 @@ def _judge_relative(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
         spread[position] = float(scores.max() - scores.min())
         flat[position] = spread[position] < REL_ROUNDING * max(1.0, float(scores.abs().max()))
         figures[f"spread_{position}"] = spread[position]
-        if position == "rope":  # pair 0's frequency: the angle its pair turns per position
-            figures["theta_first"] = float(rope_table([0], model.config.head_dim, model.config.rope_base)["theta"][0])
+        if position == "rope":  # pair 0's frequency, and the worked example of why only the distance counts
+            figures.update(rope_worked_example(float64_twin(model), first, second, starts[0], starts[-1], distance))
     outcome = {(True, True): "both", (True, False): "rope", (False, True): "learned",
                (False, False): "neither"}[flat["rope"], flat["learned"]]
     return {"outcome": outcome, "reason": f"relative_{outcome}", "figures": figures}
+
+
+def _turn(v: tuple, angle: float) -> tuple:
+    """A 2-D rotation by `angle` radians: what RoPE does to one pair of q or k (model/rope.py apply_rope)."""
+    return v[0] * math.cos(angle) - v[1] * math.sin(angle), v[0] * math.sin(angle) + v[1] * math.cos(angle)
+
+
+def rope_worked_example(twin: GPT, first: int, second: int, s0: int, s1: int, distance: int) -> dict:
+    """Pair 0 of layer 1 head 1, in numbers: `first`'s key at n = s, `second`'s query at m = s + distance, turned by
+    n·θ₀ and m·θ₀ at the first start s0 and the last s1. Their product is the same at both starts, and equals the
+    query turned by (m − n)·θ₀ alone against the key unturned: a rotation keeps dot products, so only m − n counts."""
+    cfg = twin.config
+    theta = float(rope_table([0], cfg.head_dim, cfg.rope_base)["theta"][0])  # θ₀ = base^(−2·0/d) = 1 rad
+    q, k = layer1_query_key(twin, first, second)
+
+    def product(a: tuple, b: tuple) -> float:
+        return a[0] * b[0] + a[1] * b[1]
+
+    return {"theta_first": theta, "base": cfg.rope_base, "head_dim": cfg.head_dim,
+            "q0": q[0], "q1": q[1], "k0": k[0], "k1": k[1], "dot_unturned": product(q, k),
+            "dot_start0": product(_turn(q, (s0 + distance) * theta), _turn(k, s0 * theta)),
+            "dot_start1": product(_turn(q, (s1 + distance) * theta), _turn(k, s1 * theta)),
+            "dot_difference": product(_turn(q, distance * theta), k)}
 
 
 def _smoothed(loss: list[float], p: int) -> float:

@@ -13,7 +13,9 @@ import pytest
 from reference_gpt import ReferenceGPT
 
 from app.lesson_steps import STEPS
+from app.services.verdicts import float64_twin
 from model.assets import WEIGHTS_DIR
+from model.probes import layer1_query_key
 
 STATIC = Path(__file__).resolve().parents[2] / "static"
 
@@ -389,3 +391,35 @@ def test_step_13_grades_the_question_it_asks_where_the_loss_rises_most(client, p
     for lang, (asks, not_asked) in ASKS_THE_RISE.items():
         question = json.loads((STATIC / "i18n" / "lesson" / f"{lang}.json").read_text())["ablate_question"]
         assert asks in question and not_asked not in question, (lang, question)
+
+
+def test_step_9_works_its_rope_example_from_the_models_own_query_and_key(client, registry):
+    """Pair 0 of layer 1 head 1, as the reveal shows it: the query and key are the model's (all 16 pairs,
+    each turned by position × θᵢ, add up to the numpy GPT's score), and the turned product is the same at the
+    first and the last start, and equals the query turned by the difference alone."""
+
+    model = registry.trained["rope"][0]
+    twin, cfg = float64_twin(model), model.config
+    first, second = registry.tokenizer.encode("明月")
+    theta = cfg.rope_base ** (-2.0 * np.arange(cfg.head_dim // 2) / cfg.head_dim)
+
+    def turn(v, angle):
+        return np.array([v[0] * np.cos(angle) - v[1] * np.sin(angle), v[0] * np.sin(angle) + v[1] * np.cos(angle)])
+
+    ref = ReferenceGPT(model)
+    for start, distance in ((0, 1), (60, 9)):
+        pairs = [layer1_query_key(twin, first, second, pair=i) for i in range(cfg.head_dim // 2)]
+        total = sum(turn(q, (start + distance) * t) @ turn(k, start * t) for t, (q, k) in zip(theta, pairs))
+        score = ref.run([first, second], positions=[start, start + distance])[2][0][0, 1, 0]
+        assert total / math.sqrt(cfg.head_dim) == pytest.approx(score, abs=1e-4)
+
+    got = client.post("/api/lesson/relative/verdict", json={"a": "明月", "distance": 9}).json()["figures"]
+    q, k = layer1_query_key(twin, first, second)
+    assert (got["q0"], got["q1"], got["k0"], got["k1"]) == pytest.approx((*q, *k), abs=1e-12)
+    assert (got["base"], got["head_dim"], got["theta_first"]) == (cfg.rope_base, cfg.head_dim, theta[0])
+    last = got["last_start"]
+    want0 = turn(q, 9 * theta[0]) @ turn(k, 0)
+    want1 = turn(q, (last + 9) * theta[0]) @ turn(k, last * theta[0])
+    assert got["dot_start0"] == pytest.approx(want0, abs=1e-12) and got["dot_start1"] == pytest.approx(want1, abs=1e-12)
+    assert want0 == pytest.approx(want1, abs=1e-12) == got["dot_difference"]
+    assert abs(got["dot_unturned"] - want0) > 0.1, "the example must show a turn that changes the product"

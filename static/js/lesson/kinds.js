@@ -380,15 +380,24 @@ const relative = {
   },
   notice(data) {
     if (data.tooShort) return "";
-    // Why only the distance counts, for pair 0 at the first and the last start: the two angles subtract.
+    // Why only the distance counts: θᵢ, then pair 0 of layer 1 head 1 in the server's numbers (float64), turned
+    // at the first and the last start, and turned by the difference alone.
     const f = data.verdict.figures;
-    const angle = (p) => num((p * f.theta_first).toFixed(2));
+    const rad = (x) => num(x.toFixed(2));
+    const four = (x) => num(x.toPrecision(4));
     const [s0, s1, d] = [data.starts[0], data.starts.at(-1), f.distance];
-    const why = tr("relative_angles", {
-      theta: num(f.theta_first.toFixed(2)), d, s0, m0: s0 + d, s1, m1: s1 + d,
-      a0: angle(s0), b0: angle(s0 + d), a1: angle(s1), b1: angle(s1 + d), diff: angle(d),
+    const formula = tr("relative_formula", { base: grouped(f.base), d: f.head_dim, theta: rad(f.theta_first) });
+    const example = tr("relative_example", {
+      first: visible(data.first), second: visible(data.second),
+      q0: four(f.q0), q1: four(f.q1), k0: four(f.k0), k1: four(f.k1), dot: four(f.dot_unturned),
+      s0, m0: s0 + d, a0: rad(s0 * f.theta_first), b0: rad((s0 + d) * f.theta_first), dot0: four(f.dot_start0),
+      s1, a1: rad(s1 * f.theta_first), b1: rad((s1 + d) * f.theta_first), dot1: four(f.dot_start1),
+      diff: rad(d * f.theta_first), dotd: four(f.dot_difference),
     });
-    return sentences([why, data.scores.none ? tr("notice_relative", { none: sci(spread(data.scores.none[0][0])) }) : ""]);
+    // The chart is float32 (/api/relative), the verdict float64: two spreads, both said.
+    const precision = tr("relative_precision", { rope32: sci(spread(data.scores.rope[0][0])), rope64: sci(f.spread_rope) });
+    return sentences([formula, example, precision,
+      data.scores.none ? tr("notice_relative", { none: sci(spread(data.scores.none[0][0])) }) : ""]);
   },
   snippet: (ctx, data) => [
     "from model.assets import checkpoint_path",
