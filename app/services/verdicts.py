@@ -321,7 +321,7 @@ def _judge_length(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     loss, n = rope["loss"], rope["train_length"]
     inside = float(np.mean(loss[n // 2:n]))
     figures = {"before": float(np.mean(loss[:n])), "after": float(np.mean(loss[n:])), "inside": inside,
-               "train_length": n, "length": len(loss)}
+               "train_length": n, "length": len(loss), "smooth": SMOOTH, "rise_nats": RISE_NATS}
     last = min(len(loss), len(none["loss"]) if none else len(loss)) - SMOOTH // 2
     rise = next((p for p in range(n, last + 1) if _smoothed(loss, p) > inside + RISE_NATS), None)
     if rise is not None:

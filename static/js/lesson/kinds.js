@@ -425,7 +425,11 @@ const length = {
     const text = tr("length_verdict", {
       before: fixed(f.before), after: fixed(f.after), n: f.train_length, last: f.train_length - 1, end: f.length - 1,
     });
-    return judged(data, text, f.after);
+    // Where the rise starts (the server's smoothed reading), then why: angles training never showed.
+    const where = { smooth: f.smooth, nats: num(f.rise_nats), rise: f.rise, worse: f.worse };
+    const rise = f.rise === undefined ? "" : tr(f.worse === undefined ? "length_rise_only" : "length_rise", where);
+    const why = data.verdict.outcome === "rises" ? tr("length_why_rope", { last: f.train_length - 1 }) : "";
+    return judged(data, sentences([text, rise, why]), f.after);
   },
   charts(data) {
     if (!ropeRun(data) || data.verdict.outcome === null) return [];
@@ -439,10 +443,10 @@ const length = {
   notice(data) {
     const f = data.verdict.figures;
     if (f.none_before === undefined || f.before === undefined) return "";
-    return tr("notice_length", {
+    return sentences([tr("notice_length", {
       none_before: fixed(f.none_before), none_after: fixed(f.none_after), none_rise: fixed(f.none_after - f.none_before),
       rope_rise: fixed(f.after - f.before),
-    });
+    }), f.none_after > f.none_before ? tr("length_why_none", { last: f.train_length - 1 }) : ""]);
   },
   snippet: () => [
     "import json",
