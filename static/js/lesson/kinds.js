@@ -389,7 +389,8 @@ const relative = {
     const formula = tr("relative_formula", { base: grouped(f.base), d: f.head_dim, theta: rad(f.theta_first) });
     const example = tr("relative_example", {
       first: visible(data.first), second: visible(data.second),
-      q0: four(f.q0), q1: four(f.q1), k0: four(f.k0), k1: four(f.k1), dot: four(f.dot_unturned),
+      q: tr("relative_vector", { x: four(f.q0), y: four(f.q1) }), k: tr("relative_vector", { x: four(f.k0), y: four(f.k1) }),
+      dot: four(f.dot_unturned),
       s0, m0: s0 + d, a0: rad(s0 * f.theta_first), b0: rad((s0 + d) * f.theta_first), dot0: four(f.dot_start0),
       s1, a1: rad(s1 * f.theta_first), b1: rad((s1 + d) * f.theta_first), dot1: four(f.dot_start1),
       diff: rad(d * f.theta_first), dotd: four(f.dot_difference),
