@@ -2,7 +2,16 @@
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    WrapValidator,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from app.lesson_steps import LESSON_LINES
@@ -24,6 +33,20 @@ def check_n_head(value: int | None) -> int | None:
             {"value": value},
         )
     return value
+
+def _distance_rule(value, handler):
+    """One error for every way a distance can be wrong (2.5, 0, 65, "3"): the field and its whole rule, so a page
+    can say "a whole number from 1 to 64" rather than "at most 64" or "wrong type"."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise PydanticCustomError(
+            "distance", "distance must be a whole number of places from {min} to {max} (got {value})",
+            {"min": 1, "max": MAX_DISTANCE, "value": repr(value)},
+        ) from None
+
+
+Distance = Annotated[int, Field(ge=1, le=MAX_DISTANCE), WrapValidator(_distance_rule)]
 
 Line = Annotated[
     str,
@@ -250,7 +273,7 @@ class RelativeRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights.")
-    distance: int = Field(1, ge=1, le=MAX_DISTANCE, description="How many places after `first` `second` stands, "
+    distance: Distance = Field(1, description="How many places after `first` `second` stands, "
                           f"1 to {MAX_DISTANCE}; the pair is run alone, nothing between them.")
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
 from app.lesson_steps import LESSON_LINES
-from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Line, check_n_head
+from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Distance, Line, check_n_head
 from model.gpt import PositionMode
 
 
@@ -35,8 +35,8 @@ class VerdictRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     causal: bool | None = Field(None, description="Whether the causal mask is on.")
-    distance: int | None = Field(None, ge=1, le=MAX_DISTANCE, description="The relative step: how many places "
-                                 "apart the pair stands, 1 to 64.")
+    distance: Distance | None = Field(None, description="The relative step: how many places apart the pair stands, "
+                                      f"a whole number from 1 to {MAX_DISTANCE}.")
 
 
 class Verdict(BaseModel):

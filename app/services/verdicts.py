@@ -212,7 +212,9 @@ def _judge_gap(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
 # ---- the other steps: one rule each -------------------------------------------------------------
 
 def _judge_limit(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
-    """Past pos_emb's last row the model refuses the line: the refusal is the answer."""
+    """What happens to a character past pos_emb's last row: the model's own limit decides, whatever line A holds
+    (a line within the table still gets a verdict: the question is about the next row, not this line). A line
+    past the model's limit is refused: the refusal is the answer."""
     model = _model(setup, registry)
     n = max(len(setup["a"]), len(setup["b"] or ""))
     rows = max_chars("learned")  # pos_emb's rows
@@ -220,9 +222,10 @@ def _judge_limit(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     if n > model.config.max_positions:
         return {"outcome": "error", "reason": "table_ends" if model.config.position == "learned" else "too_long",
                 "figures": figures}
-    if n > rows:
-        return {"outcome": "works", "reason": "no_table", "figures": figures}
-    return {"outcome": None, "reason": "within_table", "figures": {**figures, "more": rows - n + 1}}
+    outcome = "error" if model.config.max_positions <= rows else "works"  # does it take a line of rows + 1?
+    if model.config.position != "learned":
+        return {"outcome": outcome, "reason": "no_table", "figures": figures}
+    return {"outcome": outcome, "reason": "within_table", "figures": {**figures, "more": rows - n + 1}}
 
 
 def _judge_table(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
