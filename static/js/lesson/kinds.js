@@ -98,7 +98,9 @@ function alignedChart(data) {
   return {
     name: "aligned",
     caption: tr("chart_aligned"),
-    alt: tr("chart_aligned_alt", { gap: sci(best.gap), h: best.h + 1, ch: visible(result.chars[best.i]) }),
+    // A largest gap of 0 sits at no head and no character: it is said as "every gap is 0".
+    alt: best.gap === 0 ? tr("chart_aligned_alt_zero")
+      : tr("chart_aligned_alt", { gap: sci(best.gap), h: best.h + 1, ch: visible(result.chars[best.i]) }),
     figure: alignedFigure(result),
   };
 }
@@ -107,9 +109,13 @@ function alignedNotice(data) {
   const result = aligned(data);
   if (!result || !data.verdict.aligned) return tr("chart_aligned_missing");
   const gap = Math.max(...result.z.flat().map(Math.abs));
-  return tr(data.verdict.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
-    gap: sci(gap), gap64: sci(data.verdict.figures.aligned_gap64),
+  const v = data.verdict;
+  const text = tr(v.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
+    gap: sci(gap), gap64: sci(v.figures.aligned_gap64),
   });
+  // Layer 1 blind to the order while the output tells the lines apart: the order came in at a later layer.
+  const later = v.aligned === "rounding" && v.difference === "real" && v.figures.n_layer > 1 && data.model.causal;
+  return sentences([text, later ? tr("notice_aligned_later", { n_layer: v.figures.n_layer }) : ""]);
 }
 
 /** Line 0 (A) or 1 (B), one head of layer 1: the explorer's heatmap. */
@@ -480,8 +486,8 @@ const split = {
     const body = el("tbody", {}, data.params.map((p) => el("tr", { className: p.n_head === data.n_head ? "is-current" : "" }, [
       el("th", { scope: "row", text: String(p.n_head) }),
       el("td", { text: String(data.n_embd / p.n_head) }),
-      el("td", { text: String(p.qkv) }),
-      el("td", { text: String(p.proj) }),
+      el("td", { text: grouped(p.qkv) }),
+      el("td", { text: grouped(p.proj) }),
     ])));
     const table = el("table", { className: "data-table" }, [el("caption", { className: "visually-hidden", text: tr("chart_split") }), head, body]);
     return [{ name: "split", caption: tr("chart_split"), alt: "", table: el("div", {}, [flow, table]) }];
