@@ -256,9 +256,14 @@ def _judge_rotate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     theta = rope_table([0], model.config.head_dim, model.config.rope_base)["theta"]
     first, last = float(theta[0]), float(theta[-1])
     outcome = "first" if first > last else "last" if first < last else "equal"
+    # The lines' positions, as /api/compare's rope table counts them: the last has turned by (positions − 1)·θ.
+    positions = max(len(setup["a"]), len(setup.get("b") or ""))
     return {"outcome": outcome, "reason": f"rotate_{outcome}",
-            "figures": {"theta_first": first, "theta_last": last, "pairs": len(theta),
-                        "turn_first": 2 * math.pi / first, "turn_last": 2 * math.pi / last}}
+            "figures": {"theta_first": first, "theta_last": last, "pairs": len(theta), "last_pair": len(theta) - 1,
+                        "turn_first": 2 * math.pi / first, "turn_last": 2 * math.pi / last,
+                        "degrees_first": math.degrees(first), "degrees_last": math.degrees(last),
+                        "positions": positions, "turned_first": math.degrees(first * (positions - 1)),
+                        "turned_last": math.degrees(last * (positions - 1))}}
 
 
 def _judge_relative(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
@@ -401,6 +406,10 @@ def _judge_training(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     accepted = [c for c in choices if set(c.split("<")) == set(loss) and agrees(c.split("<"))]
     ties = [[x, y] for x, y in itertools.combinations(sorted(loss, key=loss.get), 2) if tied(x, y)]
     figures = {f"loss_{k}": v for k, v in loss.items()} | {f"noise_{k}": v for k, v in noise.items()}
+    # Each tie's two numbers as the verdict words them: how far apart the runs end, and the noise they are within.
+    for x, y in ties:
+        figures[f"gap_{x}_{y}"] = abs(loss[x] - loss[y])
+        figures[f"within_{x}_{y}"] = 2 * math.hypot(noise[x], noise[y])
     return {"outcome": outcome, "reason": "too_close" if ties else "ordered", "figures": figures,
             "accepted": accepted, "ties": ties}
 

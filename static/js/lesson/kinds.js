@@ -323,11 +323,9 @@ const rotate = {
   judge(data, ctx) {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr("reason_not_rope", { mode: modeLabel(ctx.setup.position) }));
-    const last = f.pairs - 1;
-    const n = data.rope.angles.length;
     const text = tr("rotate_verdict", {
-      deg0: num(degrees(f.theta_first).toPrecision(3)), degl: num(degrees(f.theta_last).toPrecision(3)), last, n,
-      tot0: grouped(Math.round(degrees(f.theta_first * (n - 1)))), totl: num(degrees(f.theta_last * (n - 1)).toPrecision(3)),
+      deg0: num(f.degrees_first.toPrecision(3)), degl: num(f.degrees_last.toPrecision(3)), last: f.last_pair,
+      n: f.positions, tot0: grouped(Math.round(f.turned_first)), totl: num(f.turned_last.toPrecision(3)),
     });
     return judged(data, text, f.theta_first);
   },
@@ -621,8 +619,7 @@ function trainingKind(key) {
       const f = v.figures;
       // Two runs closer than their noise: one run each cannot order them, and either order counts.
       const ties = v.ties.map(([x, y]) => tr("training_tie", {
-        x: labelOf(x), y: labelOf(y), d: fixed(Math.abs(f[`loss_${x}`] - f[`loss_${y}`])),
-        noise: fixed(2 * Math.hypot(f[`noise_${x}`], f[`noise_${y}`])),
+        x: labelOf(x), y: labelOf(y), d: fixed(f[`gap_${x}_${y}`]), noise: fixed(f[`within_${x}_${y}`]),
       }));
       return judged(data, sentences([
         tr(`${ctx.step.id}_verdict`, { list: listOf(runs), order: orderLabel(v.outcome, key) }), ...ties,
