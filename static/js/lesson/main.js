@@ -199,7 +199,11 @@ function renderSetup(step) {
   // Only the relative step places its pair apart: the others have no distance.
   show($("#field-distance"), setup.distance !== undefined && setup.distance !== null);
   if (setup.distance) ui.distance.value = String(setup.distance);
-  const note = trained && shape ? trainedNote(shape) : "";
+  // Step 9 runs RoPE's and pos_emb's trained models side by side on a pair alone (POST /api/relative): a mode, a
+  // depth, a head count or a mask of its own would change nothing it computes, so those controls are not offered.
+  const apart = setup.distance !== undefined && setup.distance !== null;
+  for (const id of ["field-position", "field-n-layer", "field-heads", "field-causal"]) show($(`#${id}`), !apart);
+  const note = apart ? tr("relative_setup_note") : trained && shape ? trainedNote(shape) : "";
   ui.setupNote.textContent = note;
   show(ui.setupNote, Boolean(note));
   updateHints(setup);
@@ -284,6 +288,7 @@ function clearAnswer() {
   chartsDrawing += 1; // an update still drawing stops
   ui.verdict.textContent = "";
   for (const key of ["outcome", "value", "prediction"]) delete ui.verdict.dataset[key];
+  showUnknown([]); // the unknown characters were those of the lines just taken away
   ui.notice.textContent = "";
   show(ui.figure, false);
   show(ui.snippet, false);
@@ -467,7 +472,12 @@ function predictionText(step, judged) {
 
 const verdictPanel = {
   update(a) {
-    ui.verdict.textContent = sentences([a.judged.text, predictionText(a.step, a.judged)]);
+    // Two marked sentences (the model's, then the student's), read by tests/e2e/test_referee.py.
+    const parts = [["verdict", a.judged.text], ["prediction", predictionText(a.step, a.judged)]].filter(([, t]) => t);
+    ui.verdict.replaceChildren(...parts.flatMap(([name, text], i) => [
+      ...(i ? [document.createTextNode(tr("sentence_sep"))] : []),
+      el("span", { text, dataset: { sentence: name } }),
+    ]));
     ui.verdict.dataset.outcome = a.judged.outcome ?? "";
     if (a.judged.value !== undefined) ui.verdict.dataset.value = String(a.judged.value);
     const saved = recordOf(a.step);
