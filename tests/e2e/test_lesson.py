@@ -520,3 +520,30 @@ def test_the_explorer_link_of_a_lesson_step_carries_no_training_step(open_page, 
         href = page.get_attribute("#explorer-link", "href") or ""
         query = parse_qs(urlparse(href).query)
         assert "step" not in query and query.get("lang") == ["fr"], href
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_step_nine_offers_only_what_changes_its_answer_and_says_why(open_page, lang):
+    """Step 9 runs the trained RoPE and pos_emb models side by side: no mode, depth, heads or mask of its own.
+    Those controls are hidden there with a note saying why; the distance box is drawn like the selects."""
+    relative = next(n for n, s in enumerate(get_json(f"{open_page.server_url}/api/lesson")["steps"], 1)
+                    if s["kind"] == "relative")
+    page = open_page(f"/lesson?step={relative}&lang={lang}", locale=lang)
+    if page.locator("#setup-toggle").is_visible() and page.get_attribute("#setup-toggle", "aria-expanded") == "false":
+        page.click("#setup-toggle")
+    for field in ("#field-position", "#field-n-layer", "#field-heads", "#field-causal"):
+        assert page.locator(field).is_hidden(), field
+    for field in ("#line-a", "#weights", "#distance"):
+        assert page.locator(field).is_visible(), field
+    assert page.inner_text("#setup-note") == lesson_texts(lang)["relative_setup_note"]
+    box, select = (page.eval_on_selector(s, """n => { const c = getComputedStyle(n);
+        return [c.borderTopWidth, c.borderRadius, c.fontSize, n.getBoundingClientRect().height]; }""")
+                   for s in ("#distance", "#weights"))
+    assert box[:3] == select[:3], (box, select)
+    assert abs(box[3] - select[3]) <= 2, (box, select)
+    # Another step shows them again.
+    page.goto(f"{open_page.server_url}/lesson?step=1&lang={lang}")
+    page.locator("#line-a").wait_for(state="attached")
+    if page.locator("#setup-toggle").is_visible() and page.get_attribute("#setup-toggle", "aria-expanded") == "false":
+        page.click("#setup-toggle")
+    assert page.locator("#field-position").is_visible() and page.locator("#field-causal").is_visible()
