@@ -3,14 +3,16 @@
 // (gallery). Strings from the line go through escapePlotly, as in plots.js.
 
 import { escapePlotly as esc, num, tr } from "./i18n.js";
-import { COLORS, MUTED, TYPE, baseLayout, lineAxis, visible } from "./plots.js";
+import { COLORS, MUTED, TYPE, baseLayout, lineAxis, narrowScreen, visible, wrapLabel } from "./plots.js";
 
 export const KINDS = ["punctuation", "second_line", "other"];
 const KIND_COLORS = { punctuation: "#CC79A7", second_line: "#009E73", other: "#56B4E9" };
 
 /** x labels: the character each position predicts, with its place in the line ("1 日"), unique per position. */
 export function targetLabels(tokens) {
-  return tokens.slice(1).map((ch, i) => `${i + 1} ${esc(visible(ch))}`);
+  // On a phone the place stands over the character: side by side, eleven labels overlap in 330 px.
+  const sep = narrowScreen() ? "<br>" : " ";
+  return tokens.slice(1).map((ch, i) => `${i + 1}${sep}${esc(visible(ch))}`);
 }
 
 /**
@@ -30,16 +32,20 @@ export function lossFigure({ answer, offLabel }) {
       marker: { color: COLORS.without }, hovertemplate: hover(offLabel),
     });
   }
+  // On a phone the legend's two long names take two rows: above the plot they would sit on the bars.
+  const narrow = narrowScreen();
   return {
     data,
     layout: baseLayout({
-      height: 300,
-      margin: { l: 56, r: 12, t: 36, b: 56 },
+      height: narrow ? 340 : 300,
+      margin: { l: 56, r: 12, t: narrow ? 12 : 36, b: 56 },
       barmode: "group",
       bargap: 0.25,
       showlegend: true,
-      legend: { orientation: "h", x: 0, y: 1.14, font: { size: TYPE.legend } },
-      xaxis: lineAxis(tr("ablation_axis_x"), { type: "category", tickangle: 0, automargin: true }),
+      legend: narrow
+        ? { orientation: "h", x: 0, y: -0.3, yanchor: "top", font: { size: TYPE.legend } }
+        : { orientation: "h", x: 0, y: 1.14, font: { size: TYPE.legend } },
+      xaxis: lineAxis(tr("ablation_axis_x"), { type: "category", tickangle: 0, automargin: true, ...(narrow ? { tickfont: { size: 11 } } : {}) }),
       yaxis: lineAxis(tr("ablation_axis_y"), { rangemode: "tozero" }),
     }),
   };
@@ -49,7 +55,8 @@ export function lossFigure({ answer, offLabel }) {
  * next character; `range` is shared by the heads of one mode so that their bars compare. */
 export function kindFigure({ ablation, range }) {
   // Long names break at their first space, so that all three fit level under a narrow card.
-  const names = KINDS.map((k) => esc(tr(`ablation_kind_${k}`)).replace(/^(.{6,}?) /, "$1<br>"));
+  const names = KINDS.map((k) => (narrowScreen() ? wrapLabel(tr(`ablation_kind_${k}`), 9)
+    : esc(tr(`ablation_kind_${k}`)).replace(/^(.{6,}?) /, "$1<br>")));
   const values = KINDS.map((k) => ablation.by_kind[k]);
   return {
     data: [{

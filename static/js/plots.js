@@ -55,6 +55,33 @@ export function baseLayout(extra = {}) {
   };
 }
 
+/** A phone's width (390 px): its charts wrap their labels and thin their ticks. */
+export function narrowScreen() {
+  return window.matchMedia("(max-width: 600px)").matches;
+}
+
+const WIDE = /[\u3000-\u9fff\uff00-\uffef]/u; // Chinese and Japanese: about two Latin letters wide
+
+/** How wide text draws, in Latin letters. */
+function span(text) {
+  return [...text].reduce((n, ch) => n + (WIDE.test(ch) ? 2 : 1), 0);
+}
+
+/**
+ * A long label on lines about `width` Latin letters wide (Plotly's <br>), broken after spaces and commas, and
+ * between any two characters of a run of Chinese or Japanese, which has no spaces.
+ */
+export function wrapLabel(label, width) {
+  const pieces = (label.match(/[^\s,，、]+[\s,，、]*/gu) ?? [label])
+    .flatMap((p) => (WIDE.test(p) ? [...p] : [p]));
+  const lines = [];
+  for (const piece of pieces) {
+    if (lines.length && span((lines.at(-1) + piece).trimEnd()) <= width) lines[lines.length - 1] += piece;
+    else lines.push(piece);
+  }
+  return lines.map((line) => esc(line.trim())).join("<br>");
+}
+
 /** A numeric axis for line charts. */
 export function lineAxis(title, extra = {}) {
   return {

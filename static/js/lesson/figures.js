@@ -3,16 +3,18 @@
 // rounding is the server's verdict, worded beside the chart: no bar is judged here.
 
 import { escapePlotly as esc, labelled, tr } from "../i18n.js";
-import { COLORS, MUTED, PUOR, baseLayout, lineAxis, sci, visible } from "../plots.js";
+import { COLORS, MUTED, PUOR, baseLayout, lineAxis, narrowScreen, sci, visible, wrapLabel } from "../plots.js";
 
 /** items: [{label, value, current}] -> horizontal bars, log x; the model on screen (current) in the strong colour. */
 export function gapBarsFigure({ items }) {
   const floor = 1e-9;
+  const narrow = narrowScreen();
   const values = items.map((item) => Math.max(item.value, floor));
   const data = [{
     type: "bar",
     orientation: "h",
-    y: items.map((item) => esc(item.label)),
+    // On a phone the labels wrap, or they take the plot's width; the hover names the bar in full either way.
+    y: items.map((item) => (narrow ? wrapLabel(item.label, 16) : esc(item.label))),
     x: values,
     text: items.map((item) => sci(item.value)),
     textposition: "outside",
@@ -21,9 +23,10 @@ export function gapBarsFigure({ items }) {
     marker: { color: items.map((item) => (item.current ? COLORS.with : MUTED)) },
   }];
   const layout = baseLayout({
-    margin: { l: 8, r: 48, t: 26, b: 8 },
-    font: { size: 15 },
-    xaxis: lineAxis(tr("depth_axis_y"), { type: "log", range: [-9, 1.5], exponentformat: "power" }),
+    margin: { l: 8, r: narrow ? 36 : 48, t: 26, b: 8 },
+    font: { size: narrow ? 12 : 15 },
+    // A tick every third decade on a phone: eleven powers of ten do not fit in 200 px.
+    xaxis: lineAxis(tr("depth_axis_y"), { type: "log", range: [-9, 1.5], exponentformat: "power", ...(narrow ? { dtick: 3 } : {}) }),
     yaxis: { automargin: true, fixedrange: true, autorange: "reversed" },
   });
   return { data, layout };
