@@ -9,6 +9,7 @@ once: rows that want the same model, padded length and mask run as one batch (ru
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -16,8 +17,10 @@ import torch
 from app.errors import InputError
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
+from app.services.gaps import GapFacts, alignment, gap_facts
 from app.services.model_choice import choose_model
 from app.services.rope import rope_table
+from app.services.twins import float64_twin
 from model import GPT, CharTokenizer
 from model.experiments import (
     HEAD_COUNTS,
@@ -97,21 +100,31 @@ class Plan:
         return list(dict.fromkeys([self.model, *self.depth_models]))  # each model once, in order
 
 
-def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[dict | InputError]:
+class Answer(dict):
+    """/api/compare's answer, whose JSON is the dict's (orjson writes a dict subclass as a dict), carrying what
+    its float32 pass measured for the verdict on the same request: `facts`, no part of the JSON."""
+
+    facts: GapFacts
+
+
+def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Answer | InputError]:
     """Each request's answer, or the InputError that names its bad field. Every model runs once
     for a group of requests (run_many); an answer is bitwise the one compare() gives alone."""
     answers: list = [None] * len(reqs)
     plans = []
     for i, req in enumerate(reqs):
         try:
-            plans.append((i, _plan(req, registry)))
+            plans.append((i, plan_compare(req, registry)))
         except InputError as exc:
             answers[i] = exc
     with torch.inference_mode():
-        for group in _memory_groups(plans):
+        for group in memory_groups(plans):
             runs = iter(run_many([(model, p.ids_a, p.ids_b, p.req.causal) for _, p in group for model in p.models]))
             for i, plan in group:
-                answers[i] = _answer(plan, {model: next(runs) for model in plan.models}, registry.tokenizer)
+                by_model = {model: next(runs) for model in plan.models}
+                answers[i] = Answer(_answer(plan, by_model, registry.tokenizer))
+                answers[i].facts = gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
+                                             alignment(plan.ids_a, plan.ids_b))
     return answers
 
 
@@ -122,8 +135,9 @@ def batch_key(req: CompareRequest) -> tuple:
     return req.position, req.seed, req.n_head
 
 
-def _memory_groups(plans: list[tuple[int, Plan]]):
-    """Consecutive plans whose padded lengths squared sum to at most MAX_GROUP_CELLS (one plan at least)."""
+def memory_groups(plans: list[tuple[int, Plan]]):
+    """plans: (index, anything with ids_a and ids_b). Consecutive plans whose padded lengths squared sum to at
+    most MAX_GROUP_CELLS (one plan at least)."""
     group, cells = [], 0
     for i, plan in plans:
         size = max(len(plan.ids_a), len(plan.ids_b)) ** 2
@@ -136,7 +150,7 @@ def _memory_groups(plans: list[tuple[int, Plan]]):
         yield group
 
 
-def _plan(req: CompareRequest, registry: ModelRegistry) -> Plan:
+def plan_compare(req: CompareRequest, registry: ModelRegistry) -> Plan:
     model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
     cfg = model.config
     tok = registry.tokenizer
@@ -180,14 +194,27 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
     }
 
 
-def run_many(jobs: list[tuple[GPT, list[int], list[int], bool]]) -> list[dict]:
-    """For each job (model, ids_a, ids_b, causal), {(line 0|1, WITH|WITHOUT): LineRun}. The rows of
-    all jobs that share a model, a padded length and the mask run as one batch."""
+class Job(NamedTuple):
+    """Both lines through one model, with the flags asked for (WITH: positions on; WITHOUT: off)."""
+
+    model: GPT
+    ids_a: list[int]
+    ids_b: list[int]
+    causal: bool
+    flags: tuple[bool, ...] = (WITH, WITHOUT)
+
+
+def run_many(jobs: list[tuple], dtype: torch.dtype = torch.float32) -> list[dict]:
+    """For each job (model, ids_a, ids_b, causal[, flags]) (a Job), {(line 0|1, flag): LineRun} for each flag
+    asked. The rows of all jobs that share a model, a padded length and the mask run as one batch, in `dtype`:
+    float64 runs the model's float64 twin. The fill rule (fill_rows) holds in float64 too: a row's float64
+    numbers are bitwise the same in any batch from MIN_ROWS up (tests/app/test_gaps.py)."""
+    jobs = [Job(*job) for job in jobs]
     batches = defaultdict(list)  # (model, T, causal) -> [(job, line, flag)]
-    for j, (model, ids_a, ids_b, causal) in enumerate(jobs):
+    for j, (model, ids_a, ids_b, causal, asked) in enumerate(jobs):
         lines = [ids_a, ids_b]
         # A model without position information computes the same row with or without it: run it once.
-        flags = (WITH,) if model.config.position == "none" else (WITH, WITHOUT)
+        flags = (WITH,) if model.config.position == "none" else asked
         # Without the mask, padding would be seen: lines of unequal length then go to batches of their own length.
         groups = [[0, 1]] if causal or len(ids_a) == len(ids_b) else [[0], [1]]
         for group in groups:
@@ -196,12 +223,15 @@ def run_many(jobs: list[tuple[GPT, list[int], list[int], bool]]) -> list[dict]:
     runs = [{} for _ in jobs]
     for (model, T, causal), rows in batches.items():
         size = max(MIN_ROWS, min(MAX_ROWS, MAX_POSITIONS // T))
+        runner = model if dtype == torch.float32 else float64_twin(model)
         for first in range(0, len(rows), size):
-            _run_batch(model, T, causal, [(jobs[j][1 + i], j, i, flag) for j, i, flag in rows[first:first + size]],
+            _run_batch(runner, T, causal, [(jobs[j][1 + i], j, i, flag) for j, i, flag in rows[first:first + size]],
                        runs)
-    for job_runs in runs:
+    for job, job_runs in zip(jobs, runs):
         for i in (0, 1):
-            job_runs.setdefault((i, WITHOUT), job_runs[i, WITH])
+            for flag in job.flags:
+                if (i, flag) not in job_runs:  # none: the row without positions is the one with them
+                    job_runs[i, flag] = job_runs[i, WITH]
     return runs
 
 
