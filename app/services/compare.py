@@ -9,7 +9,6 @@ once: rows that want the same model, padded length and mask run as one batch (ru
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -20,7 +19,6 @@ from app.schemas.compare import CompareRequest
 from app.services.gaps import GapFacts, alignment, gap_facts
 from app.services.model_choice import choose_model
 from app.services.rope import rope_table
-from app.services.twins import float64_twin
 from model import GPT, CharTokenizer
 from model.experiments import (
     HEAD_COUNTS,
@@ -194,27 +192,14 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
     }
 
 
-class Job(NamedTuple):
-    """Both lines through one model, with the flags asked for (WITH: positions on; WITHOUT: off)."""
-
-    model: GPT
-    ids_a: list[int]
-    ids_b: list[int]
-    causal: bool
-    flags: tuple[bool, ...] = (WITH, WITHOUT)
-
-
-def run_many(jobs: list[tuple], dtype: torch.dtype = torch.float32) -> list[dict]:
-    """For each job (model, ids_a, ids_b, causal[, flags]) (a Job), {(line 0|1, flag): LineRun} for each flag
-    asked. The rows of all jobs that share a model, a padded length and the mask run as one batch, in `dtype`:
-    float64 runs the model's float64 twin. The fill rule (fill_rows) holds in float64 too: a row's float64
-    numbers are bitwise the same in any batch from MIN_ROWS up (tests/app/test_gaps.py)."""
-    jobs = [Job(*job) for job in jobs]
+def run_many(jobs: list[tuple[GPT, list[int], list[int], bool]]) -> list[dict]:
+    """For each job (model, ids_a, ids_b, causal), {(line 0|1, WITH|WITHOUT): LineRun}. The rows of
+    all jobs that share a model, a padded length and the mask run as one batch."""
     batches = defaultdict(list)  # (model, T, causal) -> [(job, line, flag)]
-    for j, (model, ids_a, ids_b, causal, asked) in enumerate(jobs):
+    for j, (model, ids_a, ids_b, causal) in enumerate(jobs):
         lines = [ids_a, ids_b]
         # A model without position information computes the same row with or without it: run it once.
-        flags = (WITH,) if model.config.position == "none" else asked
+        flags = (WITH,) if model.config.position == "none" else (WITH, WITHOUT)
         # Without the mask, padding would be seen: lines of unequal length then go to batches of their own length.
         groups = [[0, 1]] if causal or len(ids_a) == len(ids_b) else [[0], [1]]
         for group in groups:
@@ -223,15 +208,12 @@ def run_many(jobs: list[tuple], dtype: torch.dtype = torch.float32) -> list[dict
     runs = [{} for _ in jobs]
     for (model, T, causal), rows in batches.items():
         size = max(MIN_ROWS, min(MAX_ROWS, MAX_POSITIONS // T))
-        runner = model if dtype == torch.float32 else float64_twin(model)
         for first in range(0, len(rows), size):
-            _run_batch(runner, T, causal, [(jobs[j][1 + i], j, i, flag) for j, i, flag in rows[first:first + size]],
+            _run_batch(model, T, causal, [(jobs[j][1 + i], j, i, flag) for j, i, flag in rows[first:first + size]],
                        runs)
-    for job, job_runs in zip(jobs, runs):
+    for job_runs in runs:
         for i in (0, 1):
-            for flag in job.flags:
-                if (i, flag) not in job_runs:  # none: the row without positions is the one with them
-                    job_runs[i, flag] = job_runs[i, WITH]
+            job_runs.setdefault((i, WITHOUT), job_runs[i, WITH])
     return runs
 
 

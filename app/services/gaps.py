@@ -33,17 +33,26 @@ class Gap(NamedTuple):
     scale: float
 
 
-def last_gap(runs: dict, flag: bool) -> Gap:
-    """runs: run_many's {(line, flag): LineRun}. The difference is taken in the model's precision, as
-    /api/compare's max_abs (logits_difference), then measured in float64."""
-    a, b = runs[0, flag].last_logits, runs[1, flag].last_logits
+def gap_of(a: np.ndarray, b: np.ndarray) -> Gap:
+    """a, b: (vocab_size,) last logits. The difference is taken in their precision, as /api/compare's max_abs
+    (logits_difference), then measured in float64."""
     return Gap(float(np.abs((a - b).astype(np.float64)).max()), float(max(np.abs(a).max(), np.abs(b).max())))
 
 
+def aligned_of(rows_a: list[np.ndarray], rows_b: list[np.ndarray], order: list[int]) -> list[float]:
+    """rows: per layer (nh, n), the last query's attention. Per layer, the largest |A − B|, B's keys put in A's
+    order."""
+    return [float(np.abs(ra - rb[:, order]).max()) for ra, rb in zip(rows_a, rows_b)]
+
+
+def last_gap(runs: dict, flag: bool) -> Gap:
+    """runs: run_many's {(line, flag): LineRun}."""
+    return gap_of(runs[0, flag].last_logits, runs[1, flag].last_logits)
+
+
 def aligned_gaps(runs: dict, order: list[int], flag: bool) -> list[float]:
-    """Per layer, the largest |A − B| of the last row, B's keys put in A's order."""
-    return [float(np.abs(pa[:, -1] - pb[:, -1][:, order]).max())  # (nh, T): both lines' last query
-            for pa, pb in zip(runs[0, flag].attention, runs[1, flag].attention)]
+    """aligned_of for run_many's runs: each layer's last query row, (nh, T)."""
+    return aligned_of([p[:, -1] for p in runs[0, flag].attention], [p[:, -1] for p in runs[1, flag].attention], order)
 
 
 def decided64(gap: float, scale: float = 1.0) -> Judged:

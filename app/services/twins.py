@@ -1,13 +1,24 @@
-"""float64 twins of the models: the same weights in float64, for the verdicts' reruns."""
+"""float64 twins of the models, and their runs of single lines: what the verdicts' reruns read.
+
+A line is run alone, at its own length, in a batch of other lines of that length filled as run_many's
+(fill_rows): its float64 numbers are then the same whatever ran beside it (tests/app/test_gaps.py), so a line's
+run is kept and read again. While a student types line B, line A's run is already there: a keystroke reruns one
+line, not two."""
 
 import copy
 import weakref
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass
 from threading import Lock
 
+import numpy as np
 import torch
 
+from app.services.compare import MAX_POSITIONS, MIN_ROWS, fill_rows
 from model import GPT
 from model.rope import rope_angles
+
+KEPT_LINES = 512  # line runs kept per worker: each holds vocab_size float64 logits (32 KB)
 
 _twins: "weakref.WeakKeyDictionary[GPT, GPT]" = weakref.WeakKeyDictionary()
 _twins_lock = Lock()
@@ -27,3 +38,55 @@ def float64_twin(model: GPT) -> GPT:
                 twin.rope_cos, twin.rope_sin = angles.cos(), angles.sin()
             _twins[model] = twin
     return twin
+
+
+@dataclass(frozen=True)
+class Line64:
+    """One line through a model's float64 twin, alone: its last position's logits and, per layer, the last
+    query's attention row."""
+
+    last_logits: np.ndarray  # (vocab_size,)
+    last_rows: list[np.ndarray]  # per layer (nh, n)
+
+
+class LineKey(tuple):
+    """(model, ids, causal, with_position); under position 'none' the flag changes nothing and reads True."""
+
+    def __new__(cls, model: GPT, ids, causal: bool, flag: bool):
+        return super().__new__(cls, (model, tuple(ids), causal, flag or model.config.position == "none"))
+
+
+_kept: "OrderedDict[LineKey, Line64]" = OrderedDict()
+_kept_lock = Lock()
+
+
+def lines64(keys: list[LineKey]) -> list[Line64]:
+    """Each line's float64 run: kept ones read again, the others run together (one batch per model, length and
+    mask)."""
+    with _kept_lock:
+        found = {key: _kept[key] for key in keys if key in _kept}
+        for key in found:
+            _kept.move_to_end(key)
+    batches = defaultdict(list)
+    for key in dict.fromkeys(k for k in keys if k not in found):
+        batches[key[0], len(key[1]), key[2]].append(key)
+    for (model, n, causal), rows in batches.items():
+        size = max(MIN_ROWS, MAX_POSITIONS // n)
+        for first in range(0, len(rows), size):
+            found |= _run(float64_twin(model), n, causal, rows[first:first + size])
+    with _kept_lock:
+        for key in keys:
+            _kept[key] = found[key]
+        while len(_kept) > KEPT_LINES:
+            _kept.popitem(last=False)
+    return [found[key] for key in keys]
+
+
+def _run(twin: GPT, n: int, causal: bool, rows: list[LineKey]) -> dict:
+    filled = fill_rows(rows, n)
+    with torch.inference_mode():
+        trace = twin.trace(torch.tensor([key[1] for key in filled]), use_position=torch.tensor([k[3] for k in filled]),
+                           causal=causal, logits_at=torch.full((len(filled),), n - 1))
+    # Copies: a kept line must not hold its whole batch's tensors.
+    return {key: Line64(trace.logits[r, 0].numpy().copy(), [p[r, :, -1].numpy().copy() for p in trace.attention])
+            for r, key in enumerate(rows)}

@@ -30,7 +30,6 @@ from app.schemas.compare import CompareRequest
 from app.services.compare import (
     WITH,
     WITHOUT,
-    Job,
     Plan,
     batch_key,
     check_length,
@@ -41,18 +40,18 @@ from app.services.compare import (
 from app.services.gaps import (
     REL_ROUNDING,
     GapFacts,
-    aligned_gaps,
+    aligned_of,
     alignment,
     decided32,
     decided64,
     gap_facts,
-    last_gap,
+    gap_of,
 )
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
 from app.services.positions import position_similarity, relative_starts
 from app.services.rope import rope_table
-from app.services.twins import float64_twin
+from app.services.twins import Line64, LineKey, float64_twin, lines64
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split
 from model.heads import previous_character_head
@@ -166,25 +165,25 @@ class StepJudging:
         check_length("b", self.ids_b, self.model.config)
         self.order = alignment(self.ids_a, self.ids_b)
 
-    def jobs32(self) -> list[Job]:
-        return [] if self.facts else [Job(self.model, self.ids_a, self.ids_b, self.setup["causal"])]
+    def jobs32(self) -> list[tuple]:
+        return [] if self.facts else [(self.model, self.ids_a, self.ids_b, self.setup["causal"])]
 
     def measured(self, runs: list[dict]) -> None:
         if runs:
             self.facts = gap_facts(runs, None)
 
-    def jobs64(self) -> list[Job]:
-        return [Job(self.model, self.ids_a, self.ids_b, self.setup["causal"], (WITH,))]
+    def lines64(self) -> list[LineKey]:
+        return [LineKey(self.model, ids, self.setup["causal"], WITH) for ids in (self.ids_a, self.ids_b)]
 
-    def answer(self, runs64: list[dict], registry: ModelRegistry) -> dict:
-        runs, config, setup = runs64[0], self.model.config, self.setup
-        judged = last_gap(runs, WITH)
+    def answer(self, lines: list[Line64], registry: ModelRegistry) -> dict:
+        (a, b), config, setup = lines, self.model.config, self.setup
+        judged = gap_of(a.last_logits, b.last_logits)
         figures = {"gap": self.facts.gaps[0, WITH].gap, "gap_without": self.facts.gaps[0, WITHOUT].gap,
                    "gap64": judged.gap, "largest_logit": judged.scale, "rounding_limit": REL_ROUNDING * judged.scale,
                    "n_layer": config.n_layer}
         aligned = None
         if self.order is not None:  # layer 1's last row: how the last character weighs the same characters in both
-            figures["aligned_gap64"] = aligned_gaps(runs, self.order, WITH)[0]
+            figures["aligned_gap64"] = aligned_of(a.last_rows, b.last_rows, self.order)[0]
             aligned = decided64(figures["aligned_gap64"])
         if list(self.ids_a) == list(self.ids_b):
             # Lines that differ only in characters outside the vocabulary are the same line to the model.
@@ -411,27 +410,29 @@ class CompareJudging:
         self.ids_a, self.ids_b = self.plan.ids_a, self.plan.ids_b
         self.tokenizer = registry.tokenizer
 
-    def jobs32(self) -> list[Job]:
+    def jobs32(self) -> list[tuple]:
         p = self.plan
-        return [] if self.facts else [Job(m, p.ids_a, p.ids_b, self.req.causal) for m in p.models]
+        return [] if self.facts else [(m, p.ids_a, p.ids_b, self.req.causal) for m in p.models]
 
     def measured(self, runs: list[dict]) -> None:
         if runs:
             by_model = dict(zip(self.plan.models, runs))
-            self.facts = gap_facts([by_model[m] for m in (self.plan.model, *self.plan.depth_models)],
-                                   alignment(self.ids_a, self.ids_b))
+            self.facts = gap_facts([by_model[m] for m in self._models], alignment(self.ids_a, self.ids_b))
 
-    def jobs64(self) -> list[Job]:
-        flags: dict[GPT, set[bool]] = {}  # the model shown may be one of the depths: one job for both
-        for i, wanted in rerun_flags(self.facts, list(self.ids_a) == list(self.ids_b)).items():
-            flags.setdefault(self._models[i], set()).update(wanted)
-        return [Job(m, self.ids_a, self.ids_b, self.req.causal, tuple(sorted(f, reverse=True)))
-                for m, f in flags.items()]
+    def lines64(self) -> list[LineKey]:
+        return list(dict.fromkeys(key for pair in self._pairs().values() for key in pair))
 
-    def answer(self, runs64: list[dict], registry: ModelRegistry) -> dict:
-        by_model = {job.model: runs for job, runs in zip(self.jobs64(), runs64)}
+    def answer(self, lines: list[Line64], registry: ModelRegistry) -> dict:
+        got = dict(zip(self.lines64(), lines))
         return explorer_verdict(self.req, self.tokenizer, self.facts,
-                                {i: by_model[m] for i, m in enumerate(self._models) if m in by_model})
+                                {at: (got[a], got[b]) for at, (a, b) in self._pairs().items()})
+
+    def _pairs(self) -> dict[tuple[int, bool], tuple[LineKey, LineKey]]:
+        """(model, flag) -> both lines' keys, for each gap float32 cannot decide."""
+        same = list(self.ids_a) == list(self.ids_b)
+        lines = (self.ids_a, self.ids_b)
+        return {(i, flag): tuple(LineKey(self._models[i], ids, self.req.causal, flag) for ids in lines)
+                for i, flags in rerun_flags(self.facts, same).items() for flag in flags}
 
     @property
     def _models(self) -> list[GPT]:
@@ -451,12 +452,13 @@ def rerun_flags(facts: GapFacts, same: bool) -> dict[int, set[bool]]:
     return wanted
 
 
-def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts, runs64: dict[int, dict]) -> dict | None:
+def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts,
+                     reruns: dict[tuple[int, bool], tuple[Line64, Line64]]) -> dict | None:
     """The explorer's verdict from the float32 GapFacts and, where float32 cannot decide, the float64 reruns
-    (runs64: model index -> run_many's runs); None when a rerun it needs is missing. Cheap: no model runs here."""
+    ((model, flag) -> both lines); None when a rerun it needs is missing. Cheap: no model runs here."""
     ids_a, ids_b = tokenizer.encode(req.line_a), tokenizer.encode(req.line_b)
     same = list(ids_a) == list(ids_b)
-    if any(i not in runs64 for i in rerun_flags(facts, same)):
+    if any((i, flag) not in reruns for i, flags in rerun_flags(facts, same).items() for flag in flags):
         return None
     order = alignment(ids_a, ids_b)
 
@@ -467,14 +469,16 @@ def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts, runs64: di
         if decided32(shown.gap, shown.scale):
             return {"gap": shown.gap, "gap64": None, "rounding_limit": REL_ROUNDING * shown.scale,
                     "difference": "real"}
-        judged = last_gap(runs64[i], flag)
+        a, b = reruns[i, flag]
+        judged = gap_of(a.last_logits, b.last_logits)
         return {"gap": shown.gap, "gap64": judged.gap, "rounding_limit": REL_ROUNDING * judged.scale,
                 "difference": decided64(judged.gap, judged.scale)}
 
     def aligned(flag: bool) -> list[dict]:
-        reruns = aligned_gaps(runs64[0], order, flag) if 0 in runs64 and flag in _flags(runs64[0]) else None
+        rerun = aligned_of(reruns[0, flag][0].last_rows, reruns[0, flag][1].last_rows, order) \
+            if (0, flag) in reruns else None
         return [{"gap": gap32, "gap64": None, "difference": "real"} if decided32(gap32)
-                else {"gap": gap32, "gap64": reruns[layer], "difference": decided64(reruns[layer])}
+                else {"gap": gap32, "gap64": rerun[layer], "difference": decided64(rerun[layer])}
                 for layer, gap32 in enumerate(facts.aligned[flag])]
 
     return {
@@ -484,10 +488,6 @@ def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts, runs64: di
         "aligned": None if order is None else {"with_position": aligned(WITH), "without_position": aligned(WITHOUT)},
         "unknown": unknown_chars(tokenizer, req.line_a + req.line_b),
     }
-
-
-def _flags(runs: dict) -> set[bool]:
-    return {flag for _, flag in runs}
 
 
 def compare_verdict(req: CompareRequest, registry: ModelRegistry, facts: GapFacts | None = None) -> dict:
@@ -537,8 +537,9 @@ def judging(item: CompareItem | StepItem, registry: ModelRegistry) -> CompareJud
 
 def judge_many(items: list, registry: ModelRegistry) -> list[dict | InputError]:
     """Each item's verdict, or the InputError that names its bad field. The float32 passes that no GapFacts
-    answered run together, then the float64 reruns run together (run_many): the rows of every item that
-    share a model run as one batch, and a verdict is the same in any batch (run_many's fill rule)."""
+    answered run together (run_many), then the float64 reruns of single lines (twins.lines64, which keeps them):
+    the rows of every item that share a model run as one batch, and a verdict is the same in any batch (the
+    fill rule)."""
     answers: list = [None] * len(items)
     work = []
     for i, item in enumerate(items):
@@ -552,8 +553,8 @@ def judge_many(items: list, registry: ModelRegistry) -> list[dict | InputError]:
             runs = iter(run_many([job for js in jobs for job in js]))
             for (_, w), js in zip(group, jobs):
                 w.measured([next(runs) for _ in js])
-            jobs = [w.jobs64() for _, w in group]
-            runs = iter(run_many([job for js in jobs for job in js], torch.float64))
-            for (i, w), js in zip(group, jobs):
-                answers[i] = w.answer([next(runs) for _ in js], registry)
+            keys = [w.lines64() for _, w in group]
+            lines = iter(lines64([key for ks in keys for key in ks]))
+            for (i, w), ks in zip(group, keys):
+                answers[i] = w.answer([next(lines) for _ in ks], registry)
     return answers
