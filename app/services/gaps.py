@@ -11,7 +11,8 @@ verdict tests' pairs and 90 random ones: 15,000 gaps), float32's gap differs fro
 2.1e-3. FLOAT32_DECIDES (1e-4) stands 100 times above that error: a float32 gap over it is at least
 1e-4 − 1e-6 in float64, five orders of magnitude above the rounding line. Below it float32 decides nothing
 and the float64 rerun does (tests/app/test_gaps.py keeps the margin measured). Attention weights are at
-most 1, so their limits are the same numbers, absolute.
+most 1 and their limits absolute: the rounding line is 1e-9, and float32's error on an aligned last row reached
+1.8e-6, so float32 decides a row real over FLOAT32_DECIDES_WEIGHTS (1e-3), again 100 times above it.
 """
 
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import numpy as np
 
 REL_ROUNDING = 1e-9  # float64 gap / largest |logit| under which a gap is rounding
 FLOAT32_DECIDES = 1e-4  # float32 gap / largest |logit| over which a gap is real without a float64 rerun
+FLOAT32_DECIDES_WEIGHTS = 1e-3  # the same for attention weights, absolute
 
 Judged = Literal["rounding", "real"]
 
@@ -60,9 +62,14 @@ def decided64(gap: float, scale: float = 1.0) -> Judged:
     return "rounding" if gap < REL_ROUNDING * scale else "real"
 
 
-def decided32(gap: float, scale: float = 1.0) -> Judged | None:
+def decided32(gap: float, scale: float) -> Judged | None:
     """"real" when float32's gap is far above float32's own error; None when only float64 can tell."""
     return "real" if gap > FLOAT32_DECIDES * scale else None
+
+
+def decided32_weights(gap: float) -> Judged | None:
+    """decided32 for attention weights."""
+    return "real" if gap > FLOAT32_DECIDES_WEIGHTS else None
 
 
 def alignment(ids_a: list[int], ids_b: list[int]) -> list[int] | None:

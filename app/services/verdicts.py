@@ -43,6 +43,7 @@ from app.services.gaps import (
     aligned_of,
     alignment,
     decided32,
+    decided32_weights,
     decided64,
     gap_facts,
     gap_of,
@@ -447,7 +448,7 @@ def rerun_flags(facts: GapFacts, same: bool) -> dict[int, set[bool]]:
             if decided32(gap.gap, gap.scale) is None:
                 wanted.setdefault(i, set()).add(flag)
     for flag, layers in (facts.aligned or {}).items():
-        if any(decided32(gap) is None for gap in layers):
+        if any(decided32_weights(gap) is None for gap in layers):
             wanted.setdefault(0, set()).add(flag)
     return wanted
 
@@ -477,7 +478,7 @@ def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts,
     def aligned(flag: bool) -> list[dict]:
         rerun = aligned_of(reruns[0, flag][0].last_rows, reruns[0, flag][1].last_rows, order) \
             if (0, flag) in reruns else None
-        return [{"gap": gap32, "gap64": None, "difference": "real"} if decided32(gap32)
+        return [{"gap": gap32, "gap64": None, "difference": "real"} if decided32_weights(gap32)
                 else {"gap": gap32, "gap64": rerun[layer], "difference": decided64(rerun[layer])}
                 for layer, gap32 in enumerate(facts.aligned[flag])]
 
