@@ -103,20 +103,25 @@ end
 
 
 def keystroke_rates(base: str, connections: int, seconds: int) -> dict:
-    """Keystrokes a second against comparisons a second, in one run: {(page, lines): (alone, keystroke)}; each
-    figure a wrk run of `seconds` with one connection per client thread."""
+    """Keystrokes a second against comparisons a second, in one run: {(page, lines): (alone, keystroke)}. Each
+    figure is two wrk runs of seconds / 2, in the order alone, keystroke, keystroke, alone, so that a machine
+    growing busier or quieter meanwhile weighs on both alike; one connection per client thread."""
     rates = {}
     for page, lines in (("explorer", "fresh"), ("explorer", "typing"), ("lesson", "typing")):
-        runs = {}
-        for mode in ("alone", "keystroke"):
+        runs = {"alone": [], "keystroke": []}
+        for mode in ("alone", "keystroke", "keystroke", "alone"):
             lua = KEYSTROKE_LUA % {"mode": mode, "lines": lines, "page": page}
-            cmd = wrk_command(base + "/api/compare", connections, seconds, lua)
+            cmd = wrk_command(base + "/api/compare", connections, max(1, seconds // 2), lua)
             cmd[1] = f"-t{connections}"
-            out = parse_wrk(subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 30).stdout)
-            out["per_s"] = out["rps"] / (1 if mode == "alone" else 2)
-            runs[mode] = out
-        rates[page, lines] = (runs["alone"], runs["keystroke"])
+            runs[mode].append(parse_wrk(subprocess.run(cmd, capture_output=True, text=True,
+                                                       timeout=seconds + 30).stdout))
+        rates[page, lines] = tuple(_summed(runs[mode], 1 if mode == "alone" else 2) for mode in ("alone", "keystroke"))
     return rates
+
+
+def _summed(runs: list[dict], requests_per_keystroke: int) -> dict:
+    return {"per_s": sum(r["rps"] for r in runs) / len(runs) / requests_per_keystroke,
+            "p99": max(r["p99"] for r in runs), "errors": sum(r["errors"] for r in runs)}
 
 
 def print_keystrokes(rates: dict, connections: int) -> None:

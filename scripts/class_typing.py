@@ -50,12 +50,21 @@ class Connections:
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     async def post(self, path: str, body: dict) -> int:
-        conn = self.idle.pop() if self.idle else await asyncio.open_connection(self.host, self.port)
+        data = json.dumps(body, ensure_ascii=False).encode()
+        request = (f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+                   f"Accept-Encoding: gzip\r\nContent-Length: {len(data)}\r\n\r\n").encode() + data
+        while self.idle:
+            conn = self.idle.pop()
+            try:
+                return await self._send(conn, request)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                continue  # the server closed it while idle (uvicorn's keep-alive timeout): as a browser, try another
+        return await self._send(await asyncio.open_connection(self.host, self.port), request)
+
+    async def _send(self, conn, request: bytes) -> int:
         reader, writer = conn
         try:
-            data = json.dumps(body, ensure_ascii=False).encode()
-            writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
-                         f"Accept-Encoding: gzip\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+            writer.write(request)
             await writer.drain()
             head = await reader.readuntil(b"\r\n\r\n")
             await reader.readexactly(int(re.search(rb"(?i)content-length: *(\d+)", head).group(1)))
