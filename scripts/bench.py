@@ -102,7 +102,7 @@ end
 """
 
 
-def keystroke_rates(base: str, connections: int, seconds: int) -> dict:
+def keystroke_rates(server_pid: int, base: str, connections: int, seconds: int) -> dict:
     """Keystrokes a second against comparisons a second, in one run: {(page, lines): (alone, keystroke)}. Each
     figure is two wrk runs of seconds / 2, in the order alone, keystroke, keystroke, alone, so that a machine
     growing busier or quieter meanwhile weighs on both alike; one connection per client thread."""
@@ -113,24 +113,32 @@ def keystroke_rates(base: str, connections: int, seconds: int) -> dict:
             lua = KEYSTROKE_LUA % {"mode": mode, "lines": lines, "page": page}
             cmd = wrk_command(base + "/api/compare", connections, max(1, seconds // 2), lua)
             cmd[1] = f"-t{connections}"
+            before = workers_cpu_s(server_pid)
             runs[mode].append(parse_wrk(subprocess.run(cmd, capture_output=True, text=True,
                                                        timeout=seconds + 30).stdout))
+            runs[mode][-1]["cpu_s"] = workers_cpu_s(server_pid) - before
         rates[page, lines] = tuple(_summed(runs[mode], 1 if mode == "alone" else 2) for mode in ("alone", "keystroke"))
     return rates
 
 
 def _summed(runs: list[dict], requests_per_keystroke: int) -> dict:
+    """Per keystroke (or comparison): the rate, the p99 of its requests, and the workers' CPU ms, which holds
+    however busy the machine is."""
+    keystrokes = sum(r["requests"] for r in runs) / requests_per_keystroke
     return {"per_s": sum(r["rps"] for r in runs) / len(runs) / requests_per_keystroke,
-            "p99": max(r["p99"] for r in runs), "errors": sum(r["errors"] for r in runs)}
+            "p99": max(r["p99"] for r in runs), "errors": sum(r["errors"] for r in runs),
+            "cpu_ms": sum(r["cpu_s"] for r in runs) * 1000 / max(1, keystrokes)}
 
 
 def print_keystrokes(rates: dict, connections: int) -> None:
     print(f"\n| {connections} clients | /api/compare alone per s | keystrokes per s (compare + verdict) | ratio "
-          "| p99 ms per request, alone / keystroke | errors |")
-    print("|---|---|---|---|---|---|")
+          "| server CPU ms, compare / keystroke | a keystroke in compares, by CPU | p99 ms per request, alone / "
+          "keystroke | errors |")
+    print("|---|---|---|---|---|---|---|---|")
     for (page, lines), (alone, keystroke) in rates.items():
         print(f"| {page}, {lines} lines | {alone['per_s']:.0f} | {keystroke['per_s']:.0f} "
-              f"| {keystroke['per_s'] / alone['per_s']:.2f} | {alone['p99']:.0f} / {keystroke['p99']:.0f} "
+              f"| {keystroke['per_s'] / alone['per_s']:.2f} | {alone['cpu_ms']:.1f} / {keystroke['cpu_ms']:.1f} "
+              f"| {keystroke['cpu_ms'] / alone['cpu_ms']:.2f} | {alone['p99']:.0f} / {keystroke['p99']:.0f} "
               f"| {alone['errors'] + keystroke['errors']} |")
 
 
@@ -510,7 +518,7 @@ def main() -> int:
         try:
             wrk(base + "/api/compare", 16, 3, lua=FRESH_LUA)  # warm-up: the lesson's untrained models get built
             load_before = os.getloadavg()
-            rates = keystroke_rates(base, 16, args.duration)
+            rates = keystroke_rates(server.pid, base, 16, args.duration)
             typed = class_figures(args.port, args.students, args.rounds)
         finally:
             stop(server)
@@ -533,7 +541,7 @@ def main() -> int:
         figures = browser_figures(base)  # first, on an idle server, as a student's first visit
         typed = typing_figures(base, args.keystrokes)  # the server still idle: one student typing
         wrk(base + "/api/compare", 16, 3, lua=FRESH_LUA)  # warm-up: the lesson's untrained models get built
-        rates = keystroke_rates(base, 16, args.duration)
+        rates = keystroke_rates(server.pid, base, 16, args.duration)
         class_typed = class_figures(args.port, args.students, args.rounds)
         rows = []
         for c in args.connections:
