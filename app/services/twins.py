@@ -1,9 +1,10 @@
 """float64 twins of the models, and their runs of single lines: what the verdicts' reruns read.
 
-A line is run alone, at its own length, in a batch of other lines of that length filled as run_many's
-(fill_rows): its float64 numbers are then the same whatever ran beside it (tests/app/test_gaps.py), so a line's
-run is kept and read again. While a student types line B, line A's run is already there: a keystroke reruns one
-line, not two."""
+A line runs in a batch of lines of its length bucket: under the causal mask, right-padded to the next multiple of
+BUCKET positions (no position sees the padding), so that the lines a class types, 1 to 8 characters long, run as
+one batch; without the mask, at its own length. Batches are filled as run_many's (fill_rows): a line's float64
+numbers are then the same whatever ran beside it (tests/app/test_gaps.py), so its run is kept and read again.
+While a student types line B, line A's run is already there: a keystroke reruns one line, not two."""
 
 import copy
 import weakref
@@ -19,6 +20,7 @@ from model import GPT
 from model.rope import rope_angles
 
 KEPT_LINES = 512  # line runs kept per worker: each holds vocab_size float64 logits (32 KB)
+BUCKET = 8  # causal lines are padded to a multiple of this many positions
 
 _twins: "weakref.WeakKeyDictionary[GPT, GPT]" = weakref.WeakKeyDictionary()
 _twins_lock = Lock()
@@ -69,11 +71,12 @@ def lines64(keys: list[LineKey]) -> list[Line64]:
             _kept.move_to_end(key)
     batches = defaultdict(list)
     for key in dict.fromkeys(k for k in keys if k not in found):
-        batches[key[0], len(key[1]), key[2]].append(key)
-    for (model, n, causal), rows in batches.items():
-        size = max(MIN_ROWS, MAX_POSITIONS // n)
+        n, causal = len(key[1]), key[2]
+        batches[key[0], -(-n // BUCKET) * BUCKET if causal else n, causal].append(key)
+    for (model, T, causal), rows in batches.items():
+        size = max(MIN_ROWS, MAX_POSITIONS // T)
         for first in range(0, len(rows), size):
-            found |= _run(float64_twin(model), n, causal, rows[first:first + size])
+            found |= _run(float64_twin(model), T, causal, rows[first:first + size])
     with _kept_lock:
         for key in keys:
             _kept[key] = found[key]
@@ -82,11 +85,13 @@ def lines64(keys: list[LineKey]) -> list[Line64]:
     return [found[key] for key in keys]
 
 
-def _run(twin: GPT, n: int, causal: bool, rows: list[LineKey]) -> dict:
-    filled = fill_rows(rows, n)
+def _run(twin: GPT, T: int, causal: bool, rows: list[LineKey]) -> dict:
+    filled = fill_rows(rows, T)
+    idx = torch.tensor([list(key[1]) + [0] * (T - len(key[1])) for key in filled])  # (R, T), right-padded
     with torch.inference_mode():
-        trace = twin.trace(torch.tensor([key[1] for key in filled]), use_position=torch.tensor([k[3] for k in filled]),
-                           causal=causal, logits_at=torch.full((len(filled),), n - 1))
-    # Copies: a kept line must not hold its whole batch's tensors.
-    return {key: Line64(trace.logits[r, 0].numpy().copy(), [p[r, :, -1].numpy().copy() for p in trace.attention])
+        trace = twin.trace(idx, use_position=torch.tensor([key[3] for key in filled]), causal=causal,
+                           logits_at=torch.tensor([len(key[1]) - 1 for key in filled]))
+    # Copies: a kept line must not hold its whole batch's tensors. The last query's row, (nh, n).
+    return {key: Line64(trace.logits[r, 0].numpy().copy(),
+                        [p[r, :, len(key[1]) - 1, :len(key[1])].numpy().copy() for p in trace.attention])
             for r, key in enumerate(rows)}

@@ -92,8 +92,9 @@ def test_a_float64_line_is_bitwise_the_same_beside_any_others(registry, monkeypa
         alone = lines64([LineKey(model, line, True, True)])[0]
         for crowd in (3, 20, 200):
             monkeypatch.setattr(twins, "_kept", type(twins._kept)())
-            others = [LineKey(model, [rng.randrange(tok.vocab_size) for _ in range(5)], True, rng.random() < 0.5)
-                      for _ in range(crowd)]
+            # Lines of 1 to 8 characters: one batch, padded to 8 positions.
+            others = [LineKey(model, [rng.randrange(tok.vocab_size) for _ in range(rng.randint(1, 8))], True,
+                              rng.random() < 0.5) for _ in range(crowd)]
             beside = lines64(others[:crowd // 2] + [LineKey(model, line, True, True)] + others[crowd // 2:])
             got = beside[crowd // 2]
             assert np.array_equal(got.last_logits, alone.last_logits)
