@@ -7,7 +7,11 @@ Every text lives in static/i18n/lesson/{lang}.json under keys made of the step's
 {id}_title, {id}_framing, {id}_question, {id}_choice_{choice}, and {id}_lesson where `lesson` is set.
 """
 
-LESSON_LINES = {"a": "白日依山尽", "b": "山依日白尽"}
+from model.experiments import LESSON_LINES as LINES
+
+LESSON_LINES = {"a": LINES[0], "b": LINES[1]}  # the lesson's two lines, as model/experiments.py holds them
+# The couplet the head ablation runs on (step 13), and the ablation panel's first line.
+COUPLET = "白日依山尽，黄河入海流。"
 # 128 characters: pos_emb's last row. The student types the 129th.
 FULL_TABLE_LINE = ("白日依山尽黄河入海流欲穷千里目更上一层楼" * 7)[:128]
 
@@ -61,7 +65,7 @@ STEPS = [
      "choices": ["alike", "differ"], "lesson": None},
     # Issue 22: an intervention, not a picture. Layer 1's previous-character head off, measured on the corpus.
     {"id": "ablate", "kind": "ablate", "section": "heads",
-     "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, b=None, a="白日依山尽，黄河入海流。"),
+     "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, b=None, a=COUPLET),
      "choices": ["punctuation", "second_line", "other"], "lesson": None},
     {"id": "ex1", "kind": "ex1", "section": "exercises", "setup": _setup("none", n_layer=3),
      "choices": ["rounding", "large"], "lesson": None},

@@ -35,7 +35,7 @@ class VerdictPath:
         return await self.cache.answer_from("compare/verdict", req, produce)
 
     async def step(self, step_id: str, req: VerdictRequest) -> Encoded:
-        fields = req.model_dump()
+        fields = req.model_dump(by_alias=True)  # the step's setup names the lines a and b
         route = f"lesson/{step_id}/verdict"
         if step_id not in GAP_STEPS:
             return await self.cache.answer(route, req, lambda: verdict(step_id, fields, self.registry))

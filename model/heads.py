@@ -10,8 +10,9 @@ exists for every query counted, and no row is the near-certain first few of a wi
 ablation_statistics measures what each head does for the prediction: the loss increase with that head
 alone off, split by the kind of the next character (punctuation, a couplet's second line, the rest).
 
-describe then words each head's numbers as one sentence per language, one rule per function: "mostly"
-(is_mostly), punctuation and its latest mark (punctuation_preference), "spread" (is_spread).
+describe then reads each head's role from its numbers, as data (kinds and shares) that the page words in its
+language, one rule per function: "mostly" (is_mostly), punctuation and its latest mark
+(punctuation_preference), "spread" (is_spread).
 """
 
 import torch
@@ -145,63 +146,12 @@ def head_statistics(model: GPT, ids: torch.Tensor, text: str, n_windows: int | N
             "entropy_uniform": uniform_entropy(T), "layers": layers}
 
 
-# What a head can prefer, as a noun phrase with its share: {p} is the share, {d} the offset; in
-# "punctuation_part", {q} is the latest mark's share, a part of {p}.
-PHRASES = {
-    "self": {"zh": "这个字自己（{p}）", "ja": "その文字自身（{p}）", "fr": "le caractère lui-même ({p})",
-             "en": "the character itself ({p})"},
-    "previous": {"zh": "前一个字（{p}）", "ja": "直前の文字（{p}）", "fr": "le caractère précédent ({p})",
-                 "en": "the previous character ({p})"},
-    "back": {"zh": "往前第 {d} 个字（{p}）", "ja": "{d} 文字前（{p}）", "fr": "le caractère {d} places avant ({p})",
-             "en": "the character {d} back ({p})"},
-    "line_above": {"zh": "上一句同一位置的字（{p}）", "ja": "前の句の同じ位置の文字（{p}）",
-                   "fr": "la même place dans le vers précédent ({p})", "en": "the same place one line up ({p})"},
-    "first": {"zh": "窗口的第一个字（{p}）", "ja": "窓の最初の文字（{p}）",
-              "fr": "le premier caractère de la fenêtre ({p})", "en": "the window's first character ({p})"},
-    "last_mark": {"zh": "最近的一个标点（{p}）", "ja": "直近の句読点（{p}）",
-                  "fr": "le dernier signe de ponctuation ({p})", "en": "the latest punctuation mark ({p})"},
-    "punctuation": {"zh": "标点（{p}）", "ja": "句読点（{p}）", "fr": "la ponctuation ({p})",
-                    "en": "punctuation ({p})"},
-    "punctuation_part": {"zh": "标点（{p}，其中最近的一个标点占 {q}）", "ja": "句読点（{p}、うち直近の句読点に {q}）",
-                         "fr": "la ponctuation ({p}, dont {q} sur le dernier signe)",
-                         "en": "punctuation ({p}, of which {q} on the latest mark)"},
-}
-# Above one half: "mostly", and the next preference after it.
-MOSTLY_ONE = {"zh": "主要看{x}", "ja": "主に{x}を見る", "fr": "regarde surtout {x}", "en": "mostly {x}"}
-MOSTLY_TWO = {"zh": "主要看{x}，其次看{y}", "ja": "主に{x}を見て、次に{y}を見る", "fr": "regarde surtout {x}, puis {y}",
-              "en": "mostly {x}, then {y}"}
-# At most one half: the largest shares in order, with no word that claims a majority.
-LARGEST_TWO = {"zh": "看得最多的是{x}，其次是{y}", "ja": "割合の大きい順に{x}、{y}を見る",
-               "fr": "regarde d'abord {x}, puis {y}", "en": "the largest shares on {x} and {y}"}
-LARGEST_THREE = {"zh": "看得最多的是{x}，其次是{y}和{z}", "ja": "割合の大きい順に{x}、{y}、{z}を見る",
-                 "fr": "regarde d'abord {x}, puis {y} et {z}", "en": "the largest shares on {x}, {y} and {z}"}
-# No share worth naming, yet far from even: the head follows something other than a place (its content).
-BROAD = {"zh": "没有特别突出的位置（熵 {e} 奈特，完全平均时为 {u}）；看得最多的是{x}，其次是{y}",
-         "ja": "目立つ位置はなく（エントロピー {e} ナット、完全に均等なら {u}）、割合の大きい順に{x}、{y}を見る",
-         "fr": "aucune place ne se détache (entropie {e} nats, contre {u} pour une répartition égale)\u202f; "
-               "regarde d'abord {x}, puis {y}",
-         "en": "no place stands out (entropy {e} nats, against {u} for an even spread); "
-               "the largest shares on {x} and {y}"}
-SPREAD = {"zh": "分散在前面所有的字上（熵 {e} 奈特，完全平均时为 {u}）",
-          "ja": "前の文字全体に広く分散する（エントロピー {e} ナット、完全に均等なら {u}）",
-          "fr": "se répartit sur tout ce qui précède (entropie {e} nats, contre {u} pour une répartition égale)",
-          "en": "spread over everything before it (entropy {e} nats, against {u} for an even spread)"}
-
 MOSTLY = 0.5  # a share is "mostly" only above one half, as the sentence shows it (51% and up)
 NAMED = 0.1  # a share worth naming: over 5 times what an even row gives one key (1.8% on average)
 PUNCTUATION_FACTOR = 2  # punctuation is a preference at twice what an even row gives it (a fifth of keys are marks)
 SPREAD_MARGIN = 0.3  # nats: a head this close to an even row's entropy is "spread"
 # Preferences that count the same keys: the same place one line up is 5 or 7 keys back.
 OVERLAP = {frozenset({"line_above", ("back", 5)}), frozenset({"line_above", ("back", 7)})}
-
-
-def _share(value: float, lang: str) -> str:
-    return f"{round(100 * value)}\u202f%" if lang == "fr" else f"{round(100 * value)}%"
-
-
-def _nats(value: float, lang: str) -> str:
-    text = f"{value:.1f}"
-    return text.replace(".", ",") if lang == "fr" else text
 
 
 def is_spread(entropy: float, entropy_uniform: float) -> bool:
@@ -246,7 +196,8 @@ def _key(candidate: dict):
 
 
 def preferences(stats: dict, punctuation_uniform: float) -> list[dict]:
-    """Everything a head can prefer, largest share first, leaving out what counts keys already named."""
+    """Everything a head can prefer, largest share first, leaving out what counts keys already named: each
+    {"kind", "share", "d", "part"}, with d (the offset of "back") and part (punctuation's latest mark) else None."""
     by_offset = stats["by_offset"]
     candidates = [{"kind": "self", "share": by_offset[0]}, {"kind": "previous", "share": by_offset[1]}]
     candidates += [{"kind": "back", "d": d, "share": by_offset[d]} for d in range(2, len(by_offset))]
@@ -255,49 +206,38 @@ def preferences(stats: dict, punctuation_uniform: float) -> list[dict]:
     out = []
     for c in sorted(candidates, key=lambda c: -c["share"]):
         if not any(frozenset({_key(c), _key(o)}) in OVERLAP for o in out):
-            out.append(c)
+            out.append({"kind": c["kind"], "share": c["share"], "d": c.get("d"), "part": c.get("part")})
     return out
 
 
-def _phrase(candidate: dict, lang: str) -> str:
-    kind = "punctuation_part" if candidate.get("part") is not None else candidate["kind"]
-    return PHRASES[kind][lang].format(p=_share(candidate["share"], lang), d=candidate.get("d"),
-                                      q=_share(candidate.get("part") or 0, lang))
-
-
-def preference_sentence(ranked: list[dict], entropy: float, entropy_uniform: float) -> dict:
-    """"Mostly" the top preference when it holds more than half, then the next if it is worth naming;
-    otherwise the two largest shares, and a third if it is worth naming. When not even the top one is
-    worth naming, the sentence says so and gives the entropy, so 4% does not read as a preference."""
+def preference_role(ranked: list[dict], entropy: float, entropy_uniform: float) -> dict:
+    """"mostly" the top preference when it holds more than half, with the next if it is worth naming;
+    otherwise the "largest" two shares, and a third if it is worth naming. When not even the top one is
+    worth naming, "broad", with the entropy beside the two largest, so 4% does not read as a preference."""
     top, second, third = ranked[:3]
     if is_mostly(top["share"]):
-        named = [top, second] if second["share"] >= NAMED else [top]
-        texts = MOSTLY_TWO if len(named) == 2 else MOSTLY_ONE
+        kind, named = "mostly", [top, second] if second["share"] >= NAMED else [top]
     elif top["share"] < NAMED:
-        named, texts = [top, second], BROAD
+        kind, named = "broad", [top, second]
     else:
-        named = [top, second, third] if third["share"] >= NAMED else [top, second]
-        texts = LARGEST_THREE if len(named) == 3 else LARGEST_TWO
-    return {lang: text.format(**{slot: _phrase(c, lang) for slot, c in zip("xyz", named)},
-                              e=_nats(entropy, lang), u=_nats(entropy_uniform, lang))
-            for lang, text in texts.items()}
-
-
-def spread_sentence(entropy: float, entropy_uniform: float) -> dict:
-    return {lang: text.format(e=_nats(entropy, lang), u=_nats(entropy_uniform, lang)) for lang, text in SPREAD.items()}
+        kind, named = "largest", [top, second, third] if third["share"] >= NAMED else [top, second]
+    return {"kind": kind, "named": named, "entropy": entropy, "entropy_uniform": entropy_uniform}
 
 
 def describe(stats: dict, punctuation_uniform: float, entropy_uniform: float) -> dict:
-    """One sentence per language for what a head prefers, chosen from its numbers alone."""
+    """What a head prefers, chosen from its numbers alone, as data the page words in its language:
+    {"kind": "spread" | "mostly" | "largest" | "broad", "named": [preferences, largest share first],
+    "entropy", "entropy_uniform"}. A preference is {"kind", "share", "d", "part"}: "d" is the offset of "back",
+    "part" the latest mark's share within punctuation when that mark alone is worth naming; else None."""
     if is_spread(stats["entropy"], entropy_uniform):
-        return spread_sentence(stats["entropy"], entropy_uniform)
-    return preference_sentence(preferences(stats, punctuation_uniform), stats["entropy"], entropy_uniform)
+        return {"kind": "spread", "named": [], "entropy": stats["entropy"], "entropy_uniform": entropy_uniform}
+    return preference_role(preferences(stats, punctuation_uniform), stats["entropy"], entropy_uniform)
 
 
-def with_summaries(stats: dict) -> dict:
-    """head_statistics' answer, each head with its sentence in zh, ja, fr and en."""
+def with_roles(stats: dict) -> dict:
+    """head_statistics' answer, each head with its role (describe)."""
     yardsticks = stats["punctuation_uniform"], stats["entropy_uniform"]
-    return {**stats, "layers": [{**layer, "heads": [{**h, "summary": describe(h, *yardsticks)} for h in layer["heads"]]}
+    return {**stats, "layers": [{**layer, "heads": [{**h, "role": describe(h, *yardsticks)} for h in layer["heads"]]}
                                 for layer in stats["layers"]]}
 
 

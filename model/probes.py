@@ -18,6 +18,19 @@ def pair_scores(model: GPT, first: int, second: int, starts, distance: int = 1) 
     return torch.stack(per_start, dim=-1)  # (n_layer, n_head, S)
 
 
+@torch.no_grad()
+def layer1_query_key(model: GPT, first: int, second: int, head: int = 0, pair: int = 0) -> tuple:
+    """`second`'s query and `first`'s key in layer 1, one head, one RoPE pair, before any rotation:
+    ((q0, q1), (k0, k1)) as floats in the model's dtype. Under RoPE, layer 1 reads tok_emb alone, so these do
+    not depend on where the two stand; the rotation by position is all that changes with the start."""
+    block, C = model.blocks[0], model.config.n_embd
+    hs = model.config.head_dim
+    x = block.ln_1(model.tok_emb(torch.tensor([[first, second]])))  # (1, 2, C)
+    q, k, _ = block.attn.qkv(x).split(C, dim=2)  # 3 x (1, 2, C)
+    cols = slice(head * hs + 2 * pair, head * hs + 2 * pair + 2)  # head `head`'s pair `pair`: 2 components
+    return tuple(q[0, 1, cols].tolist()), tuple(k[0, 0, cols].tolist())
+
+
 def cosine_similarity_matrix(vectors: torch.Tensor) -> torch.Tensor:
     """(P, D) -> (P, P) cosine similarity of every pair of rows."""
     unit = vectors.double() / vectors.double().norm(dim=-1, keepdim=True)
@@ -38,7 +51,11 @@ def similarity_by_lag(similarity: torch.Tensor, max_lag: int) -> torch.Tensor:
     return torch.stack([similarity.diagonal(lag).mean() for lag in range(max_lag + 1)])
 
 
-def period(by_lag: torch.Tensor, min_lag: int = 3) -> int:
+# Neighbours (lags 1 and 2) are alike in any smooth table: a rhythm is read from this lag up.
+MIN_LAG = 3
+
+
+def period(by_lag: torch.Tensor, min_lag: int = MIN_LAG) -> int:
     """The lag from min_lag up at which positions are most alike. Neighbours (lags 1 and 2) are
     alike in any smooth table, so they do not count as a rhythm."""
     return min_lag + int(by_lag[min_lag:].argmax())

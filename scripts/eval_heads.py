@@ -15,7 +15,7 @@ import torch
 from model.assets import TRAINING_RESULTS_PATH, checkpoint_path
 from model.checkpoint import load_checkpoint
 from model.corpus import load_text
-from model.heads import MAX_OFFSET, ablation_statistics, head_statistics, with_ablation, with_summaries
+from model.heads import MAX_OFFSET, ablation_statistics, head_statistics, with_ablation, with_roles
 from model.train import load_data
 
 OUT = TRAINING_RESULTS_PATH.with_name("heads.json")
@@ -38,7 +38,7 @@ def main() -> None:
     models = []
     for i, position in enumerate(POSITIONS):
         model, _, _ = load_checkpoint(checkpoint_path(position))
-        stats = kept["models"][i] if kept else with_summaries(head_statistics(model, data.val, text))
+        stats = kept["models"][i] if kept else with_roles(head_statistics(model, data.val, text))
         started = time.monotonic()
         ablation = ablation_statistics(model, data.val, text)
         print(f"{position}: ablation of {ablation['windows']} windows in {time.monotonic() - started:.0f} s")
@@ -46,7 +46,7 @@ def main() -> None:
         models.append({"position": position, **{k: v for k, v in stats.items() if k != "position"}})
         for layer in stats["layers"]:
             for head in layer["heads"]:
-                print(position, layer["layer"], head["head"], head["summary"]["en"],
+                print(position, layer["layer"], head["head"], head["role"]["kind"], head["role"]["named"],
                       {k: round(v, 3) for k, v in head["ablation"]["by_kind"].items()})
     OUT.write_text(json.dumps({"split": "val", "val_sha256": data.val_sha256, "max_offset": MAX_OFFSET,
                                "models": models}, ensure_ascii=False, indent=1))

@@ -20,7 +20,7 @@ import torch
 from model.assets import SNAPSHOT_STEPS, SNAPSHOTS_PATH, snapshot_path
 from model.checkpoint import load_checkpoint
 from model.corpus import load_text
-from model.heads import MAX_OFFSET, ablation_statistics, head_statistics, with_ablation, with_summaries
+from model.heads import MAX_OFFSET, ablation_statistics, head_statistics, with_ablation, with_roles
 from model.train import load_data
 
 POSITIONS = ("learned", "rope", "none")
@@ -37,7 +37,7 @@ def measure(position: str, step: int) -> dict:
     data = load_data()
     text = load_text("val")
     model, _, meta = load_checkpoint(path)
-    stats = with_ablation(with_summaries(head_statistics(model, data.val, text)),
+    stats = with_ablation(with_roles(head_statistics(model, data.val, text)),
                           ablation_statistics(model, data.val, text))
     return {"step": step, "sha256": sha256(path), "val_loss": meta["val_loss"],
             **{k: v for k, v in stats.items() if k != "position"}}

@@ -5,6 +5,7 @@ import sys
 
 from model.assets import VOCAB_PATH
 from model.experiments import LESSON_LINES, head_split, order_sensitivity
+from model.gpt import POSITION_MODES
 from model.tokenizer import CharTokenizer
 
 TEXT = {
@@ -48,7 +49,7 @@ def add_parser(sub) -> None:
                        description="The lesson's table (1, 2, 3 layers) and the head split, on untrained models.")
     p.add_argument("--lang", choices=sorted(TEXT), default="zh", help="language of the report (default zh)")
     p.add_argument("--lines", nargs=2, metavar=("A", "B"), default=LESSON_LINES, help="the two lines to compare")
-    p.add_argument("--position", choices=["learned", "rope", "none"], default="learned",
+    p.add_argument("--position", choices=POSITION_MODES, default="learned",
                    help="position mode of the models (default learned)")
     p.add_argument("--seed", type=int, default=0, help="seed of the untrained weights (default 0)")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")

@@ -25,7 +25,7 @@ from app.schemas.verdicts import CompareVerdict
 from app.services.ablation import ablate
 from app.services.options import options
 from app.services.positions import relative_scores
-from app.services.results import shipped_results
+from app.services.results import shipped_results, training_results
 from app.services.rope import rope_table
 from app.services.snapshots import heads_at, similarity_at, timeline
 
@@ -91,7 +91,7 @@ def get_positions(query: Annotated[StepQuery, Query()], registry: Registry):
 @router.get("/training", response_model=TrainingResults)
 def get_training(registry: Registry):
     """Validation curves of the shipped training runs: the lesson's exercises 2 and 3."""
-    return shipped_results(registry, "training")
+    return training_results(registry)
 
 
 @router.get("/length", response_model=LengthResults)

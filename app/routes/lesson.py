@@ -8,6 +8,7 @@ from fastapi.responses import HTMLResponse
 from app.deps import Plotly, Registry, static_dir, templates, verdict_path
 from app.i18n import LANGS, lang_notices, negotiate, shown_back, texts
 from app.lesson_steps import STEPS
+from app.link_notices import class_notices
 from app.responses import JSONBytes, encoded_json
 from app.schemas.compare import ERROR_RESPONSES, HeadSplit
 from app.schemas.lesson import HeadSplitQuery, LessonSteps
@@ -25,7 +26,7 @@ StepId = Annotated[Literal[JUDGED_STEPS], Path(description="The step's id, as in
 
 @router.get("/lesson", response_class=HTMLResponse, include_in_schema=False)
 def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None,
-                step: str | None = None):
+                step: str | None = None, class_code: Annotated[str | None, Query(alias="class")] = None):
     chosen = negotiate(lang, request.headers.get("accept-language"))
     folder = static_dir(request)
     t, lt = texts(folder, chosen), lesson_texts(folder, chosen)
@@ -34,6 +35,7 @@ def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str 
     notices = lang_notices(lang, t)
     if step and number is None:
         notices.append(lt["notice_no_step"].format(asked=shown_back(step), total=len(STEPS)))
+    notices += class_notices(class_code, lt)
     return templates(request).TemplateResponse(request, "lesson.html", {
         "lang": chosen,
         "t": t,
@@ -56,7 +58,7 @@ def step_number(step: str | None) -> int | None:
 
 
 @router.get("/lesson/qr.svg", include_in_schema=False)
-def lesson_qr(request: Request, step: StepNumber, lang: Annotated[str, Query(pattern="^(zh|ja|fr|en)$")] = "zh"):
+def lesson_qr(request: Request, step: StepNumber, lang: Annotated[Literal[tuple(LANGS)], Query()] = "zh"):
     """The step's link as a QR code, for the board. The link uses the address the teacher's browser used."""
     url = str(request.url_for("lesson_page").include_query_params(step=step, lang=lang))
     title = lesson_texts(static_dir(request), lang)["qr_title"].format(n=step)

@@ -5,6 +5,7 @@ from fastapi.responses import HTMLResponse
 
 from app.deps import Plotly, Registry, static_dir, templates
 from app.i18n import LANGS, lang_notices, negotiate, texts
+from app.link_notices import choice_notices, explorer_choices
 from app.services.modules import module_graph
 from app.services.options import options
 
@@ -15,15 +16,18 @@ router = APIRouter(include_in_schema=False)
 def index(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None):
     chosen = negotiate(lang, request.headers.get("accept-language"))
     t = texts(static_dir(request), chosen)
+    choices = options(registry)
+    # A ?lang= the page does not speak, or a control's value it does not offer: said, not silently replaced.
+    notices = lang_notices(lang, t) + choice_notices(request.query_params, explorer_choices(choices), t)
     return templates(request).TemplateResponse(request, "index.html", {
         "lang": chosen,
         "t": t,
-        "notices": lang_notices(lang, t),  # a ?lang= the page does not speak: said, not silently replaced
+        "notices": notices,
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
         "modules": module_graph(static_dir(request), "js/main.js"),
         "trained": sorted(registry.trained),  # so the first paint already picks trained weights where they ship
-        "options": options(registry),  # GET /api/options: modes, head counts, depths and defaults for the controls
+        "options": choices,  # GET /api/options: modes, head counts, depths and defaults for the controls
         # main.js's first requests, which it makes only once Plotly has run: fetched meanwhile.
         "preload_fetch": [request.url_for("static", path=f"i18n/{chosen}.json").path, "/api/options"],
     }, headers={"Vary": "Accept-Language"})

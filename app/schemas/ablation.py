@@ -5,7 +5,9 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from app.lesson_steps import COUPLET
 from app.schemas.compare import HEAD_CHOICES, MAX_SEED, N_LAYER_MAX, ModelInfo, check_n_head
+from app.schemas.text import NoControls
 from app.services.model_choice import LESSON_SHAPE
 from model.gpt import PositionMode
 
@@ -36,14 +38,14 @@ def head_error(i: int, field: str, limit_name: str, limit: int, value: int) -> I
 class AblateRequest(BaseModel):
     # strict, as /api/compare: 0 is not false and "5" is not 5.
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"line": "白日依山尽，黄河入海流。", "position": "learned", "weights": "trained",
+        "examples": [{"line": COUPLET, "position": "learned", "weights": "trained",
                       "off": [{"layer": 1, "head": 2}]}]
     })
 
-    line: str = Field(
-        "白日依山尽，黄河入海流。", min_length=1, max_length=MAX_ABLATE_CHARS,
-        description="1 to 128 characters (the training length). Each position's loss predicts the next character "
-        "of this line.",
+    line: Annotated[str, NoControls] = Field(
+        COUPLET, min_length=1, max_length=MAX_ABLATE_CHARS,
+        description="1 to 128 characters (the training length), no control or format characters. Each position's "
+        "loss predicts the next character of this line.",
     )
     position: PositionMode = Field("learned", description="As in /api/compare: learned, rope or none.")
     weights: Literal["random", "trained"] = Field("trained", description="As in /api/compare.")

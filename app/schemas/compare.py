@@ -2,9 +2,20 @@
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    WrapValidator,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 
+from app.lesson_steps import LESSON_LINES
+from app.schemas.text import NoControls
 from model.gpt import PositionMode
 
 HEAD_CHOICES = (1, 2, 4, 8)  # the head counts that divide n_embd 128 and that the lesson trains
@@ -23,21 +34,38 @@ def check_n_head(value: int | None) -> int | None:
         )
     return value
 
+def _distance_rule(value, handler):
+    """One error for every way a distance can be wrong (2.5, 0, 65, "3"): the field and its whole rule, so a page
+    can say "a whole number from 1 to 64" rather than "at most 64" or "wrong type"."""
+    try:
+        return handler(value)
+    except ValidationError:
+        raise PydanticCustomError(
+            "distance", "distance must be a whole number of places from {min} to {max} (got {value})",
+            {"min": 1, "max": MAX_DISTANCE, "value": repr(value)},
+        ) from None
+
+
+Distance = Annotated[int, Field(ge=1, le=MAX_DISTANCE), WrapValidator(_distance_rule)]
+
 Line = Annotated[
     str,
     StringConstraints(min_length=1, max_length=512),
-    Field(description="1 to 512 characters; at most 128 with position 'learned' (pos_emb has 128 rows)."),
+    NoControls,
+    Field(description="1 to 512 characters; at most 128 with position 'learned' (pos_emb has 128 rows). No control "
+          "or format characters (such as U+202E, which reorders a line on screen); a line break is allowed."),
 ]
 
 
 class CompareRequest(BaseModel):
     # strict: 0 is not false and "5" is not 5; the request must be what the schema says.
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned", "weights": "random"}]
+        "examples": [{"line_a": LESSON_LINES["a"], "line_b": LESSON_LINES["b"], "position": "learned",
+                      "weights": "random"}]
     })
 
-    line_a: Line = "白日依山尽"
-    line_b: Line = "山依日白尽"
+    line_a: Line = LESSON_LINES["a"]
+    line_b: Line = LESSON_LINES["b"]
     position: PositionMode = Field(
         "learned", description="learned: GPT-2's pos_emb table; rope: rotary encoding of q and k; none: no positions."
     )
@@ -164,6 +192,11 @@ class CompareResponse(BaseModel):
     rope: RopeTable | None = Field(description="The rotation angles of the lines' positions, when position is rope.")
     shapes: HeadShapes = Field(description="The head split of this model for line A.")
     params: list[AttentionParams] = Field(description="Attention parameters for 1, 2, 4 and 8 heads at this width.")
+    alignment: list[int] | None = Field(
+        None, description="When line B is a reordering of line A by token id (characters outside the vocabulary "
+        "are all the one unknown id): for each position of A, the position of B holding the same id, repeats "
+        "matched in order. The page's A − B takes B's rows and columns in this order. Null otherwise."
+    )
 
 
 class TrainedShape(BaseModel):
@@ -183,6 +216,8 @@ class Options(BaseModel):
     trained: dict[str, TrainedShape] = Field(description="Shipped trained weights per position mode.")
     random: dict[str, int] = Field(description="n_layer and n_head of random weights when the request omits them.")
     defaults: CompareRequest = Field(description="What POST /api/compare assumes for omitted fields.")
+    langs: list[str] = Field(description="The languages the pages speak (?lang=).")
+    max_ablate_chars: int = Field(description="Longest line POST /api/ablate accepts.")
 
 
 class RopeQuery(BaseModel):
@@ -192,13 +227,17 @@ class RopeQuery(BaseModel):
         "0,1,2,3,4", description="Comma-separated whole positions >= 0, at most 4096 of them, e.g. 0,1,2."
     )
     head_dim: int = Field(32, ge=2, le=1024, multiple_of=2, description="Even head size, 2 to 1024.")
-    base: float = Field(10000.0, gt=1.0, le=1e9, description="RoPE base, > 1.")
+    # allow_inf_nan=False: nan compares false with every bound, and would be refused as "too large".
+    base: float = Field(10000.0, gt=1.0, le=1e9, allow_inf_nan=False, description="RoPE base, > 1, at most 1e9.")
 
     @field_validator("positions")
     @classmethod
     def _parse_positions(cls, value: str) -> str:
-        parts = [p.strip() for p in value.split(",") if p.strip()]
-        if not parts or not all(p.isdigit() for p in parts):
+        parts = [p.strip() for p in value.split(",")]
+        if not all(parts):  # "1,,2", "1,2," or "": an empty entry is no position, not one to skip
+            raise PydanticCustomError("positions", "positions must not have an empty entry between commas "
+                                      "(as in 1,,2 or 1,2,): give whole numbers >= 0 separated by commas")
+        if not all(p.isascii() and p.isdigit() for p in parts):
             raise PydanticCustomError("positions", "positions must be whole numbers >= 0 separated by commas")
         if len(parts) > MAX_ROPE_POSITIONS:
             raise PydanticCustomError("positions", "at most 4096 positions")
@@ -218,7 +257,8 @@ class RopeAngles(BaseModel):
     angles: list[list[float]] = Field(description="[position][pair]: position * theta_i, radians.")
 
 
-OneChar = Annotated[str, StringConstraints(min_length=1, max_length=1), Field(description="One character.")]
+OneChar = Annotated[str, StringConstraints(min_length=1, max_length=1), NoControls,
+                    Field(description="One character, not a control or format character.")]
 
 
 class RelativeRequest(BaseModel):
@@ -233,7 +273,7 @@ class RelativeRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights.")
-    distance: int = Field(1, ge=1, le=MAX_DISTANCE, description="How many places after `first` `second` stands, "
+    distance: Distance = Field(1, description="How many places after `first` `second` stands, "
                           f"1 to {MAX_DISTANCE}; the pair is run alone, nothing between them.")
 
 
@@ -255,6 +295,10 @@ class Rhythm(BaseModel):
     at_period: float = Field(description="by_lag at the period.")
     median: float = Field(description="The median of by_lag from lag 3 up: how alike rows at a typical distance are.")
     shows: bool = Field(description="True when at_period is at least 0.2 above the median: the rhythm stands out.")
+    min_lag: int = Field(3, description="The first lag read: neighbours (lags 1 and 2) are alike in any smooth "
+                         "table.")
+    next_lag: int | None = Field(None, description="The most alike lag from min_lag up after the period.")
+    at_next_lag: float | None = Field(None, description="by_lag at next_lag.")
 
 
 class PositionSimilarity(BaseModel):
@@ -282,8 +326,16 @@ class TrainingRun(BaseModel):
     val_loss: list[float] = Field(description="Validation loss (nats per character) at each of those steps.")
 
 
+class Exercises(BaseModel):
+    heads: list[int] = Field(description="Exercise 2: the runs comparing head counts under learned, fewest first "
+                             "(indices into runs).")
+    modes: list[int] = Field(description="Exercise 3: the runs comparing learned, rope and none with 4 heads, in "
+                             "that order (indices into runs).")
+
+
 class TrainingResults(BaseModel):
     runs: list[TrainingRun] = Field(description="Exercise 2 (1, 4, 8 heads) and exercise 3 (learned, rope, none).")
+    exercises: Exercises = Field(description="Which runs each exercise compares, in the order it compares them.")
 
 
 class LengthRun(BaseModel):

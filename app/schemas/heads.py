@@ -1,16 +1,29 @@
 """Shapes of GET /api/heads and /api/snapshots: what each trained head looks at, measured on the validation
 poems, at the end of training and at snapshots on the way."""
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from model.gpt import PositionMode
 
 
-class HeadSummary(BaseModel):
-    zh: str = Field(description="The sentence in Chinese.")
-    ja: str = Field(description="The sentence in Japanese.")
-    fr: str = Field(description="The sentence in French.")
-    en: str = Field(description="The sentence in English.")
+class Preference(BaseModel):
+    kind: Literal["self", "previous", "back", "line_above", "first", "last_mark", "punctuation"] = Field(
+        description="What the head looks at: the query's own character, the previous one, the one d back, the "
+        "parallel character one line up, the window's first, the latest punctuation mark, or punctuation.")
+    share: float = Field(description="Its share of the head's attention.")
+    d: int | None = Field(None, description="For back: how many characters back.")
+    part: float | None = Field(None, description="For punctuation: the latest mark's share, when worth naming.")
+
+
+class HeadRole(BaseModel):
+    kind: Literal["spread", "mostly", "largest", "broad"] = Field(
+        description="spread: within 0.3 nats of an even row's entropy; mostly: the top preference holds over half "
+        "(as a whole percent); largest: the largest shares in order; broad: no share worth naming (10%).")
+    named: list[Preference] = Field(description="The preferences named, largest share first (none when spread).")
+    entropy: float = Field(description="The head's mean entropy, nats.")
+    entropy_uniform: float = Field(description="An even row's mean entropy, nats.")
 
 
 class KindIncrease(BaseModel):
@@ -56,8 +69,8 @@ class HeadStats(BaseModel):
         description="Mean attention on the previous line's character parallel to the one being predicted "
         "(5 keys back in five-character poems, 7 in seven-character ones), over the queries that have one."
     )
-    summary: HeadSummary = Field(description="What the head prefers, one sentence per language, made from these "
-                                 "numbers.")
+    role: HeadRole = Field(description="What the head prefers, read from these numbers (model/heads.py "
+                           "describe); the page words it in its language.")
     ablation: HeadAblation | None = Field(
         None, description="What turning this head alone off costs on the validation poems; null if not measured."
     )

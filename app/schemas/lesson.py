@@ -5,11 +5,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from model.gpt import PositionMode
+
 
 class StepSetup(BaseModel):
     a: str = Field(description="Line A, loaded into #line-a.")
     b: str | None = Field(description="Line B; null when the step reads line A only.")
-    position: Literal["learned", "rope", "none"] = Field(description="Position mode.")
+    position: PositionMode = Field(description="Position mode.")
     weights: Literal["random", "trained"] = Field(description="Untrained from seed 0, or the shipped weights.")
     n_layer: int | None = Field(description="Blocks of the untrained model; null for trained weights.")
     n_head: int | None = Field(description="Heads of the untrained model; null for trained weights.")

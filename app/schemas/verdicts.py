@@ -3,23 +3,28 @@ each gap the explorer shows is rounding (POST /api/compare/verdict). Both come f
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
-from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Line, check_n_head
+from app.lesson_steps import LESSON_LINES
+from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Distance, Line, check_n_head
 from model.gpt import PositionMode
 
 
 class VerdictRequest(BaseModel):
     """The step's setup as the student left it. An omitted field keeps the step's own value
-    (GET /api/lesson), so {} asks for the lesson's own verdict."""
+    (GET /api/lesson), so {} asks for the lesson's own verdict. The lines are line_a and line_b, as in
+    /api/compare; a and b, their earlier names, are still accepted."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"a": "白日依山尽", "b": "山依日白尽", "position": "none", "weights": "random", "n_layer": 2,
-                      "causal": False}]
+        "examples": [{"line_a": LESSON_LINES["a"], "line_b": LESSON_LINES["b"], "position": "none",
+                      "weights": "random", "n_layer": 2, "causal": False}]
     })
 
-    a: Line | None = Field(None, description="Line A.")
-    b: Line | None = Field(None, description="Line B (ignored by steps that read line A only).")
+    # serialization_alias: the step's setup (app/lesson_steps.py) names the lines a and b.
+    line_a: Line | None = Field(None, validation_alias=AliasChoices("line_a", "a"), serialization_alias="a",
+                                description="Line A (also accepted as `a`).")
+    line_b: Line | None = Field(None, validation_alias=AliasChoices("line_b", "b"), serialization_alias="b",
+                                description="Line B, ignored by steps that read line A only (also accepted as `b`).")
     position: PositionMode | None = Field(None, description="learned, rope or none.")
     weights: Literal["random", "trained"] | None = Field(
         None, description="Untrained from seed 0, or the shipped weights."
@@ -30,8 +35,8 @@ class VerdictRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     causal: bool | None = Field(None, description="Whether the causal mask is on.")
-    distance: int | None = Field(None, ge=1, le=MAX_DISTANCE, description="The relative step: how many places "
-                                 "apart the pair stands, 1 to 64.")
+    distance: Distance | None = Field(None, description="The relative step: how many places apart the pair stands, "
+                                      f"a whole number from 1 to {MAX_DISTANCE}.")
 
 
 class Verdict(BaseModel):
@@ -86,11 +91,28 @@ class AlignedJudged(BaseModel):
     gap64: float | None = Field(description="The same in the float64 rerun; null when float32 decided alone "
                                 "(gap over 1e-4).")
     difference: Judged = Field(description="rounding when gap64 < 1e-9 (attention weights are at most 1).")
+    reason: Literal["other_end", "blank", "positions", "leak", "other"] = Field(
+        description="Why, as an id the page words (attn_verdict_* and attn_why_*): other_end, the lines end on "
+        "other ids; blank, the row is rounding; else it differs because of position information (positions), the "
+        "layer below leaking the order through the mask (leak), or something else (other).")
+    earlier_rows: bool = Field(description="Whether the earlier rows can differ without any position information "
+                               "(layer 1, no positions, more than two characters): each sees another prefix.")
 
 
 class AlignedPair(BaseModel):
     with_position: list[AlignedJudged] = Field(description="[layer] with position information.")
     without_position: list[AlignedJudged] = Field(description="[layer] without it.")
+
+
+class DepthReasons(BaseModel):
+    reason: Literal["same", "other_chars", "other_end", "differs"] = Field(
+        description="The untrained 1-layer model without positions: the same answer (rounding, or the same ids), "
+        "or why not: B is not a reordering of A, they end on other ids, or they differ otherwise.")
+    leak: Literal["leak", "no_leak"] | None = Field(
+        description="With the mask on and the 1-layer model the same: whether 2 layers differ; else null.")
+    causal_off: Judged | None = Field(
+        description="With the mask off: rounding when every depth without positions is rounding; else real; "
+        "null with the mask on.")
 
 
 class CompareVerdict(BaseModel):
@@ -99,3 +121,6 @@ class CompareVerdict(BaseModel):
     aligned: AlignedPair | None = Field(description="When B is a reordering of A: each layer's aligned last row; "
                                         "else null.")
     unknown: list[str] = Field(description="Characters outside the vocabulary, read as the one unknown character.")
+    alignment: list[int] | None = Field(description="As /api/compare's: B's position for each of A's, when B is a "
+                                        "reordering of A by token id; else null. `aligned` is set exactly then.")
+    depth: DepthReasons = Field(description="The depth panel's claims, as ids the page words (depth_verdict_*).")

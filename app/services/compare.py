@@ -16,7 +16,8 @@ import torch
 from app.errors import InputError
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
-from app.services.gaps import GapFacts, alignment, gap_facts
+from app.services.alignment import alignment
+from app.services.gaps import GapFacts, gap_facts
 from app.services.model_choice import choose_model
 from app.services.rope import rope_table
 from model import GPT, CharTokenizer
@@ -74,14 +75,6 @@ class LineRun:
         return [s[self.row, :self.n] for s in self.out.stream]
 
 
-def compare(req: CompareRequest, registry: ModelRegistry) -> dict:
-    """One request's answer, computed alone: exactly what it gets in any batch."""
-    answer = compare_many([req], registry)[0]
-    if isinstance(answer, Exception):
-        raise answer
-    return answer
-
-
 @dataclass
 class Plan:
     """One checked request: its lines' ids, the model shown, and the lesson's untrained depths."""
@@ -107,7 +100,7 @@ class Answer(dict):
 
 def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Answer | InputError]:
     """Each request's answer, or the InputError that names its bad field. Every model runs once
-    for a group of requests (run_many); an answer is bitwise the one compare() gives alone."""
+    for a group of requests (run_many); an answer is bitwise the one the request gets alone."""
     answers: list = [None] * len(reqs)
     plans = []
     for i, req in enumerate(reqs):
@@ -189,6 +182,7 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
         if cfg.position == "rope" else None,
         "shapes": head_shapes(cfg.n_embd, cfg.n_head, len(ids_a)),
         "params": _params(cfg.n_embd),
+        "alignment": alignment(ids_a, ids_b),
     }
 
 

@@ -72,22 +72,6 @@ def decided32_weights(gap: float) -> Judged | None:
     return "real" if gap > FLOAT32_DECIDES_WEIGHTS else None
 
 
-def alignment(ids_a: list[int], ids_b: list[int]) -> list[int] | None:
-    """For each position of A, the position of B holding the same character (the k-th occurrence of a
-    character in A meets its k-th occurrence in B); None unless B is a reordering of A."""
-    if sorted(ids_a) != sorted(ids_b):
-        return None
-    slots: dict[int, list[int]] = {}
-    for j, token in enumerate(ids_b):
-        slots.setdefault(token, []).append(j)
-    seen: dict[int, int] = {}
-    order = []
-    for token in ids_a:
-        order.append(slots[token][seen.get(token, 0)])
-        seen[token] = seen.get(token, 0) + 1
-    return order
-
-
 @dataclass(frozen=True)
 class GapFacts:
     """What one float32 pass of /api/compare measured for the verdict on the same request, so that the verdict

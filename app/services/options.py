@@ -1,6 +1,8 @@
 """GET /api/options: what the page may offer, read from the loaded models."""
 
+from app.i18n import LANGS
 from app.registry import ModelRegistry
+from app.schemas.ablation import MAX_ABLATE_CHARS
 from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, CompareRequest
 from app.services.model_choice import LESSON_SHAPE
 from model.gpt import POSITION_MODES, GPTConfig
@@ -25,4 +27,6 @@ def options(registry: ModelRegistry) -> dict:
         "trained": trained,
         "random": dict(LESSON_SHAPE),
         "defaults": CompareRequest().model_dump(),
+        "langs": list(LANGS),
+        "max_ablate_chars": MAX_ABLATE_CHARS,
     }

@@ -7,8 +7,15 @@ import torch
 from app.registry import ModelRegistry
 from app.schemas.compare import RelativeRequest
 from app.services.model_choice import choose_model
-from model.gpt import GPTConfig
-from model.probes import cosine_similarity_matrix, pair_scores, period, rope_similarity, similarity_by_lag
+from model.gpt import POSITION_MODES, GPTConfig
+from model.probes import (
+    MIN_LAG,
+    cosine_similarity_matrix,
+    pair_scores,
+    period,
+    rope_similarity,
+    similarity_by_lag,
+)
 
 MAX_LAG = 64  # half the table: every lag up to it is averaged over at least 64 pairs of rows
 RHYTHM_MARGIN = 0.2  # cosine: the period's rows this much more alike than the median lag's: a rhythm shows
@@ -24,7 +31,7 @@ def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
     enc = registry.tokenizer.encode(req.first + req.second)
     starts = relative_starts(req.distance)
     scores = {}
-    for position in ("learned", "rope", "none"):
+    for position in POSITION_MODES:
         model = choose_model(registry, position, req.weights, req.n_layer, req.n_head, req.seed)
         scores[position] = pair_scores(model, enc[0], enc[1], starts, req.distance).numpy()
     return {"first": req.first, "second": req.second, "distance": req.distance, "starts": starts,
@@ -33,11 +40,16 @@ def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
 
 def rhythm(by_lag: torch.Tensor) -> dict:
     """The table's period and whether it stands out: its rows `period` apart are RHYTHM_MARGIN more alike
-    than the rows at the median lag (from lag 3, as period reads it)."""
+    than the rows at the median lag (from MIN_LAG, as period reads it); and the runner-up, the most alike lag
+    from MIN_LAG up after the period, which the page names beside it."""
     lag = period(by_lag)
-    baseline = float(by_lag[3:].quantile(0.5))  # the mean of the two middle lags (62 lags), as the usual median
+    baseline = float(by_lag[MIN_LAG:].quantile(0.5))  # the mean of the two middle lags (62 lags), as the usual median
+    others = by_lag.clone()
+    others[:MIN_LAG] = others[lag] = -torch.inf
+    next_lag = int(others.argmax())
     return {"by_lag": by_lag.tolist(), "period": lag, "at_period": float(by_lag[lag]), "median": baseline,
-            "shows": float(by_lag[lag]) - baseline >= RHYTHM_MARGIN}
+            "shows": float(by_lag[lag]) - baseline >= RHYTHM_MARGIN, "min_lag": MIN_LAG, "next_lag": next_lag,
+            "at_next_lag": float(by_lag[next_lag])}
 
 
 @lru_cache(maxsize=16)

@@ -11,10 +11,11 @@ from app.errors import InputError
 from app.registry import ModelRegistry
 from app.services.positions import position_similarity
 from model import GPT
+from model.gpt import POSITION_MODES
 from model.heads import NAMED, couplet_heads, largest_offset_share, previous_character_head
 from model.train import TrainConfig
 
-POSITIONS = ("learned", "rope", "none")
+POSITIONS = POSITION_MODES
 
 
 def final_step(registry: ModelRegistry) -> int:

@@ -27,6 +27,7 @@ from app.errors import InputError
 from app.lesson_steps import STEPS
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
+from app.services.alignment import alignment
 from app.services.compare import (
     WITH,
     WITHOUT,
@@ -41,7 +42,6 @@ from app.services.gaps import (
     REL_ROUNDING,
     GapFacts,
     aligned_of,
-    alignment,
     decided32,
     decided32_weights,
     decided64,
@@ -51,12 +51,13 @@ from app.services.gaps import (
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
 from app.services.positions import position_similarity, relative_starts
+from app.services.results import exercise_runs
 from app.services.rope import rope_table
 from app.services.twins import Line64, LineKey, float64_twin, lines64
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split
 from model.heads import previous_character_head
-from model.probes import pair_scores
+from model.probes import layer1_query_key, pair_scores
 
 RISE_NATS = 0.25  # nats per character over the in-training mean: RoPE's loss "climbs", not noise
 SMOOTH = 16  # positions averaged when reading a loss curve
@@ -86,6 +87,7 @@ def verdict(step_id: str, fields: dict, registry: ModelRegistry) -> dict:
             raise answer
         return answer
     setup = _setup(step_id, fields)
+    _check_trained_shape(setup, fields, registry)
     return _finished(step_id, setup, _JUDGES[step_id](step_id, setup, registry), registry)
 
 
@@ -94,6 +96,13 @@ def _setup(step_id: str, fields: dict) -> dict:
     if setup.get("weights") == "trained":
         setup["n_layer"] = setup["n_head"] = None  # the shipped weights fix their own shape
     return setup
+
+
+def _check_trained_shape(setup: dict, fields: dict, registry: ModelRegistry) -> None:
+    """On the shipped weights, the step's own n_layer/n_head (an untrained model's) drop out (_setup), and a shape
+    the student asked for must be theirs, by /api/compare's rule (an InputError: trained_shape)."""
+    if setup.get("weights") == "trained":
+        choose_model(registry, setup["position"], "trained", fields.get("n_layer"), fields.get("n_head"), 0)
 
 
 def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> dict:
@@ -159,11 +168,12 @@ class StepJudging:
 
     def __init__(self, step_id: str, fields: dict, facts: GapFacts | None, registry: ModelRegistry):
         self.step_id, self.setup, self.facts = step_id, _setup(step_id, fields), facts
+        _check_trained_shape(self.setup, fields, registry)
         self.model = _model(self.setup, registry)
         tok = registry.tokenizer
         self.ids_a, self.ids_b = tok.encode(self.setup["a"]), tok.encode(self.setup["b"])
-        check_length("a", self.ids_a, self.model.config)
-        check_length("b", self.ids_b, self.model.config)
+        check_length("line_a", self.ids_a, self.model.config)
+        check_length("line_b", self.ids_b, self.model.config)
         self.order = alignment(self.ids_a, self.ids_b)
 
     def jobs32(self) -> list[tuple]:
@@ -203,7 +213,9 @@ class StepJudging:
 # ---- the other steps: one rule each -------------------------------------------------------------
 
 def _judge_limit(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
-    """Past pos_emb's last row the model refuses the line: the refusal is the answer."""
+    """What happens to a character past pos_emb's last row: the model's own limit decides, whatever line A holds
+    (a line within the table still gets a verdict: the question is about the next row, not this line). A line
+    past the model's limit is refused: the refusal is the answer."""
     model = _model(setup, registry)
     n = max(len(setup["a"]), len(setup["b"] or ""))
     rows = max_chars("learned")  # pos_emb's rows
@@ -211,9 +223,10 @@ def _judge_limit(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     if n > model.config.max_positions:
         return {"outcome": "error", "reason": "table_ends" if model.config.position == "learned" else "too_long",
                 "figures": figures}
-    if n > rows:
-        return {"outcome": "works", "reason": "no_table", "figures": figures}
-    return {"outcome": None, "reason": "within_table", "figures": {**figures, "more": rows - n + 1}}
+    outcome = "error" if model.config.max_positions <= rows else "works"  # does it take a line of rows + 1?
+    if model.config.position != "learned":
+        return {"outcome": outcome, "reason": "no_table", "figures": figures}
+    return {"outcome": outcome, "reason": "within_table", "figures": {**figures, "more": rows - n + 1}}
 
 
 def _judge_table(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
@@ -265,11 +278,34 @@ def _judge_relative(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
         spread[position] = float(scores.max() - scores.min())
         flat[position] = spread[position] < REL_ROUNDING * max(1.0, float(scores.abs().max()))
         figures[f"spread_{position}"] = spread[position]
-        if position == "rope":  # pair 0's frequency: the angle its pair turns per position
-            figures["theta_first"] = float(rope_table([0], model.config.head_dim, model.config.rope_base)["theta"][0])
+        if position == "rope":  # pair 0's frequency, and the worked example of why only the distance counts
+            figures.update(rope_worked_example(float64_twin(model), first, second, starts[0], starts[-1], distance))
     outcome = {(True, True): "both", (True, False): "rope", (False, True): "learned",
                (False, False): "neither"}[flat["rope"], flat["learned"]]
     return {"outcome": outcome, "reason": f"relative_{outcome}", "figures": figures}
+
+
+def _turn(v: tuple, angle: float) -> tuple:
+    """A 2-D rotation by `angle` radians: what RoPE does to one pair of q or k (model/rope.py apply_rope)."""
+    return v[0] * math.cos(angle) - v[1] * math.sin(angle), v[0] * math.sin(angle) + v[1] * math.cos(angle)
+
+
+def rope_worked_example(twin: GPT, first: int, second: int, s0: int, s1: int, distance: int) -> dict:
+    """Pair 0 of layer 1 head 1, in numbers: `first`'s key at n = s, `second`'s query at m = s + distance, turned by
+    n·θ₀ and m·θ₀ at the first start s0 and the last s1. Their product is the same at both starts, and equals the
+    query turned by (m − n)·θ₀ alone against the key unturned: a rotation keeps dot products, so only m − n counts."""
+    cfg = twin.config
+    theta = float(rope_table([0], cfg.head_dim, cfg.rope_base)["theta"][0])  # θ₀ = base^(−2·0/d) = 1 rad
+    q, k = layer1_query_key(twin, first, second)
+
+    def product(a: tuple, b: tuple) -> float:
+        return a[0] * b[0] + a[1] * b[1]
+
+    return {"theta_first": theta, "base": cfg.rope_base, "head_dim": cfg.head_dim,
+            "q0": q[0], "q1": q[1], "k0": k[0], "k1": k[1], "dot_unturned": product(q, k),
+            "dot_start0": product(_turn(q, (s0 + distance) * theta), _turn(k, s0 * theta)),
+            "dot_start1": product(_turn(q, (s1 + distance) * theta), _turn(k, s1 * theta)),
+            "dot_difference": product(_turn(q, distance * theta), k)}
 
 
 def _smoothed(loss: list[float], p: int) -> float:
@@ -280,7 +316,8 @@ def _smoothed(loss: list[float], p: int) -> float:
 def _judge_length(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     """RoPE's validation loss per character past the training length. It rises from the first position where
     its smoothed loss passes its mean over the second half of the training length by RISE_NATS; it falls when
-    its mean past the training length is that much below. Also: from where it is worse than no positions."""
+    its mean past the training length is that much below. Also: from where it is worse than no positions.
+    before and after: the mean loss up to and past the training length, RoPE's, and none's as none_*."""
     runs = {r["position"]: r for r in registry.results.get("length", {}).get("runs", [])}
     rope, none = runs.get("rope"), runs.get("none")
     if rope is None:
@@ -288,12 +325,14 @@ def _judge_length(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     loss, n = rope["loss"], rope["train_length"]
     inside = float(np.mean(loss[n // 2:n]))
     figures = {"before": float(np.mean(loss[:n])), "after": float(np.mean(loss[n:])), "inside": inside,
-               "train_length": n, "length": len(loss)}
+               "train_length": n, "length": len(loss), "smooth": SMOOTH, "rise_nats": RISE_NATS}
     last = min(len(loss), len(none["loss"]) if none else len(loss)) - SMOOTH // 2
     rise = next((p for p in range(n, last + 1) if _smoothed(loss, p) > inside + RISE_NATS), None)
     if rise is not None:
         figures["rise"] = rise
-    if none is not None:
+    if none is not None:  # the same means for the model without positions: its loss too rises past n
+        figures["none_before"] = float(np.mean(none["loss"][:none["train_length"]]))
+        figures["none_after"] = float(np.mean(none["loss"][none["train_length"]:]))
         worse = next((p for p in range(n, last + 1) if _smoothed(loss, p) > _smoothed(none["loss"], p)), None)
         if worse is not None:
             figures["worse"] = worse
@@ -327,7 +366,7 @@ def _judge_heads(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     """Layer 1's heads on line A: do they spread their attention alike?"""
     model = _model(setup, registry)
     ids = registry.tokenizer.encode(setup["a"])
-    check_length("a", ids, model.config)
+    check_length("line_a", ids, model.config)
     if model.config.n_head == 1:
         return {"outcome": None, "reason": "one_head", "figures": {}}
     pattern = model.trace(torch.tensor([ids])).attention[0][0].double().numpy()  # (nh, T, T)
@@ -337,11 +376,9 @@ def _judge_heads(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
 
 
 def _training_runs(registry: ModelRegistry, step_id: str) -> list[dict]:
-    """Exercise 2 compares head counts under learned; exercise 3 position modes with 4 heads."""
+    """Exercise 2 compares head counts under learned; exercise 3 position modes with 4 heads (as /api/training)."""
     runs = registry.results.get("training", {}).get("runs", [])
-    if step_id == "ex2":
-        return sorted((r for r in runs if r["position"] == "learned"), key=lambda r: r["n_head"])
-    return [r for mode in ("learned", "rope", "none") for r in runs if r["position"] == mode and r["n_head"] == 4]
+    return [runs[i] for i in exercise_runs(runs, step_id.removeprefix("ex"))]
 
 
 def _judge_training(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
@@ -383,12 +420,17 @@ def _judge_ablate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     head = previous_character_head(model["layers"][0]["heads"])
     if head is None:  # none has no previous-character head (1.8% one back)
         return {"outcome": None, "reason": "no_previous_head", "figures": {}}
+    # The question asks which kind GAINS the most loss (what the head is for), not which is hardest with it off:
+    # that one is mostly the kind that was hard already (the second line, with every head on).
     by_kind = head["ablation"]["by_kind"]
+    before = model["ablation"]["loss"]  # per kind, every head on
     outcome = max(by_kind, key=by_kind.get)
+    after = {kind: before[kind] + by_kind[kind] for kind in by_kind}
     return {"outcome": outcome, "accepted": [k for k, v in by_kind.items() if by_kind[outcome] - v < ABLATE_TIE],
             "reason": f"ablate_{outcome}",
             "figures": {"layer": 1, "head": head["head"], "share": head["by_offset"][1],
                         "total": head["ablation"]["loss_increase"], **by_kind,
+                        **{f"before_{k}": before[k] for k in by_kind}, **{f"after_{k}": v for k, v in after.items()},
                         "characters": model["ablation"]["characters"]}}
 
 
@@ -398,6 +440,39 @@ _JUDGES = {"ablate": _judge_ablate, "limit": _judge_limit, "table": _judge_table
 
 
 # ---- the explorer: the same judgements for any comparison -----------------------------------------
+
+def aligned_reason(ids_a: list[int], ids_b: list[int], judged: str, blind: bool, layer: int) -> str:
+    """Why a layer's aligned last row is what it is. The last ids differ: the last query is another character
+    in each line, so its row cannot be blank. Else rounding: blank. Else why it differs: position information
+    (not blind), the layer below's outputs leaking the order through the mask (layer > 1), or something else."""
+    if ids_a[-1] != ids_b[-1]:
+        return "other_end"
+    if judged == "rounding":
+        return "blank"
+    return "positions" if not blind else "leak" if layer > 1 else "other"
+
+
+def depth_reasons(ids_a: list[int], ids_b: list[int], by_depth: list[dict], causal: bool) -> dict:
+    """The depth panel's claims, from the untrained depths without position information. reason: the 1-layer
+    model gives the same answer (rounding, or the same ids), or why not: the lines are not a reordering, they end
+    on other ids, or they differ otherwise. leak: with the mask on and 1 layer the same, whether 2 layers differ.
+    causal_off: with the mask off, whether every depth is rounding (then the mask was what leaked the order)."""
+    judged = [row["without_position"] for row in by_depth]  # None: the same ids
+    rounding = [j is None or j["difference"] == "rounding" for j in judged]
+    if rounding[0]:
+        reason = "same"
+    elif alignment(ids_a, ids_b) is None:
+        reason = "other_chars"
+    elif ids_a[-1] != ids_b[-1]:
+        reason = "other_end"
+    else:
+        reason = "differs"
+    leak = None
+    if len(judged) > 1 and rounding[0] and causal:
+        leak = "no_leak" if rounding[1] else "leak"
+    causal_off = None if causal else "rounding" if all(rounding) else "real"
+    return {"reason": reason, "leak": leak, "causal_off": causal_off}
+
 
 class CompareJudging:
     """POST /api/compare/verdict for one request, in judge_many's stages: whether each gap the explorer shows
@@ -478,16 +553,23 @@ def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts,
     def aligned(flag: bool) -> list[dict]:
         rerun = aligned_of(reruns[0, flag][0].last_rows, reruns[0, flag][1].last_rows, order) \
             if (0, flag) in reruns else None
-        return [{"gap": gap32, "gap64": None, "difference": "real"} if decided32_weights(gap32)
+        blind = not flag or req.position == "none"
+        rows = [{"gap": gap32, "gap64": None, "difference": "real"} if decided32_weights(gap32)
                 else {"gap": gap32, "gap64": rerun[layer], "difference": decided64(rerun[layer])}
                 for layer, gap32 in enumerate(facts.aligned[flag])]
+        return [{**row, "reason": aligned_reason(ids_a, ids_b, row["difference"], blind, layer),
+                 "earlier_rows": blind and layer == 1 and len(ids_a) > 2}
+                for layer, row in enumerate(rows, start=1)]
 
+    by_depth = [{"n_layer": n, "with_position": gap(i, WITH), "without_position": gap(i, WITHOUT)}
+                for i, n in enumerate(LESSON_DEPTHS, start=1)]
     return {
         "difference": {"with_position": gap(0, WITH), "without_position": gap(0, WITHOUT)},
-        "by_depth": [{"n_layer": n, "with_position": gap(i, WITH), "without_position": gap(i, WITHOUT)}
-                     for i, n in enumerate(LESSON_DEPTHS, start=1)],
+        "by_depth": by_depth,
         "aligned": None if order is None else {"with_position": aligned(WITH), "without_position": aligned(WITHOUT)},
         "unknown": unknown_chars(tokenizer, req.line_a + req.line_b),
+        "alignment": order,
+        "depth": depth_reasons(ids_a, ids_b, by_depth, req.causal),
     }
 
 

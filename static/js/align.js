@@ -1,23 +1,5 @@
-// Lining line B up with line A by character. Cell by cell, A − B compares 日→白 in A with 依→山 in B:
-// different characters. When B is a reordering of A, each of A's positions has a partner in B holding
-// the same character, and B's map can be read in A's order.
-
-/**
- * perm[i] = the position in B of A's i-th character (repeats matched in order), or null when B is
- * not a reordering of A (another length, or other characters).
- */
-export function reorderingOf(tokensA, tokensB) {
-  if (tokensA.length !== tokensB.length) return null;
-  const free = new Map(); // character -> B's positions holding it, not yet matched
-  tokensB.forEach((ch, j) => free.set(ch, [...(free.get(ch) ?? []), j]));
-  const perm = [];
-  for (const ch of tokensA) {
-    const spots = free.get(ch);
-    if (!spots?.length) return null;
-    perm.push(spots.shift());
-  }
-  return perm;
-}
+// The arithmetic of the A − B maps. Which position of B stands for which of A is the server's (the answer's
+// `alignment`, by token id: app/services/alignment.py); nothing here decides it.
 
 /**
  * A − B for one head. patterns are [query][key] with null where masked. With perm, B's rows and columns

@@ -1,5 +1,5 @@
-// The JSON twin of the page: /api/options, /api/compare, /api/relative, and the results that are
-// fixed for the life of the server (/api/positions, /api/training, /api/length, /api/head-split), fetched once.
+// The page's requests to the JSON API, the same routes any user can call (/docs): POST routes that answer the
+// setup on screen, and GET routes whose answers are fixed for the life of the server, fetched once (getShipped).
 
 /** Request fields, and the id prefix of the control each one belongs to. */
 export const FIELD_CONTROLS = {
@@ -23,9 +23,9 @@ export class ApiError extends Error {
   }
 }
 
-/** The lesson's verdict (POST /api/lesson/{step}/verdict) names the lines a and b: the same lines as
- * line_a and line_b. Its distance has a control on the lesson page only. */
-const FIELD_ALIASES = { a: "line_a", b: "line_b", distance: "distance" };
+/** The request fields an error can be tied to: those with a control, and the distance (a control on the lesson
+ * page only). Any other field's error is a general one. */
+const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance"]);
 
 function splitDetail(detail) {
   const fields = [];
@@ -33,8 +33,7 @@ function splitDetail(detail) {
   if (Array.isArray(detail)) {
     for (const item of detail) {
       const loc = Array.isArray(item?.loc) ? item.loc : [];
-      const named = loc.find((part) => typeof part === "string" && (part in FIELD_CONTROLS || part in FIELD_ALIASES));
-      const field = FIELD_ALIASES[named] ?? named;
+      const field = loc.find((part) => REQUEST_FIELDS.has(part));
       const entry = { field, msg: String(item?.msg ?? ""), type: item?.type, ctx: item?.ctx };
       (field ? fields : general).push(entry);
     }
@@ -103,12 +102,13 @@ export function postRelative(body, signal) {
 
 /**
  * What the model did at a lesson step, for the setup on screen: {outcome, accepted, reason, figures, ...}.
- * setup: {a, b, position, weights, n_layer, n_head, causal}; trained weights fix their own shape.
+ * setup: {a, b, position, weights, n_layer, n_head, causal}, as GET /api/lesson gives it; trained weights fix
+ * their own shape. The lines are sent as line_a and line_b, as to /api/compare.
  */
 export function postVerdict(stepId, setup, signal) {
   if (!setup) return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, {}, signal);
-  const body = { a: setup.a, position: setup.position, weights: setup.weights, causal: setup.causal };
-  if (setup.b !== null && setup.b !== undefined) body.b = setup.b;
+  const body = { line_a: setup.a, position: setup.position, weights: setup.weights, causal: setup.causal };
+  if (setup.b !== null && setup.b !== undefined) body.line_b = setup.b;
   if (setup.weights === "random") Object.assign(body, { n_layer: setup.n_layer, n_head: setup.n_head });
   if (setup.distance !== undefined && setup.distance !== null) body.distance = setup.distance;
   return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, body, signal);
@@ -116,7 +116,7 @@ export function postVerdict(stepId, setup, signal) {
 
 const shipped = new Map();
 
-/** GET /api/{name} once per page ("positions", "training", "length", "head-split"); a failed fetch may be retried. */
+/** GET /api/{name} once per page (e.g. "heads", "positions", "training", "length"); a failed fetch may be retried. */
 export function getShipped(name) {
   if (!shipped.has(name)) {
     const request = fetch(`/api/${name}`, { headers: { Accept: "application/json" } }).then(async (response) => {

@@ -7,15 +7,16 @@
 // the model at that step: the ablation panel sends the same step to /api/ablate.
 
 import { offLabel } from "./ablation.js";
+import { MODES } from "./constants.js";
 import { $, $$, clear, el, show } from "./dom.js";
 import { headsOff } from "./heads-off.js";
+import { headRoleText } from "./head-role.js";
 import { escapePlotly as esc, tr } from "./i18n.js";
 import { KINDS, kindFigure } from "./plots-ablation.js";
 import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "./plots.js";
 import { modeLabel } from "./plots-results.js";
 import { askedStep } from "./step-control.js";
 
-const MODE_ORDER = ["learned", "rope", "none"];
 
 /** One y range for every chart, so a flat head looks flat beside a sharp one. */
 function offsetFigure(head, position, top) {
@@ -65,7 +66,7 @@ function ablationPart(head, reuse) {
 function headCard(position, layer, head, range, reuse = {}) {
   const caption = el("figcaption", { className: "gallery-head__caption" }, [
     el("span", { className: "gallery-head__name", text: tr("gallery_head", { layer: layer.layer, head: head.head }) }),
-    el("span", { className: "gallery-head__sentence", text: head.summary[document.documentElement.lang] ?? head.summary.en }),
+    el("span", { className: "gallery-head__sentence", text: headRoleText(head.role) }),
   ]);
   const plot = reuse.plot ?? el("div", { className: "plot plot--gallery", attrs: { "aria-hidden": "true" } });
   const ablation = ablationPart(head, reuse.ablation);
@@ -121,7 +122,7 @@ export async function renderGallery(data, chosen) {
   ]));
   clear(root);
   const models = [...(data.models ?? [])].sort((a, b) => (a.position === chosen ? -1 : b.position === chosen ? 1
-    : MODE_ORDER.indexOf(a.position) - MODE_ORDER.indexOf(b.position)));
+    : MODES.indexOf(a.position) - MODES.indexOf(b.position)));
   const top = 1.05 * Math.max(...models.flatMap((m) => m.layers.flatMap((l) => l.heads.flatMap((h) => h.by_offset))));
   // One range for the ablation bars of a mode's heads, with room above the tallest for its label: across
   // modes one head (none's layer 2 head 1, +6.6 on punctuation) would flatten every other bar.

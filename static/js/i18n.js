@@ -3,7 +3,6 @@
 
 import { $$, el } from "./dom.js";
 
-export const LANGS = ["zh", "ja", "fr", "en"];
 let dict = {};
 const cache = new Map();
 
@@ -35,7 +34,8 @@ const NNBSP = "\u202f";
 /** Decimal points written as the language writes them: 2,7 in French. */
 function decimal(text) {
   const sep = dict.decimal_sep ?? ".";
-  return sep === "." ? text : text.replace(/(\d)\.(\d)/g, `$1${sep}$2`);
+  const signed = text.replace(/^-(?=\d)/, "−"); // the minus sign the charts print, not a hyphen
+  return sep === "." ? signed : signed.replace(/(\d)\.(\d)/g, `$1${sep}$2`);
 }
 
 /**

@@ -6,12 +6,13 @@ import { $, $$, show } from "./dom.js";
 import { downloadText } from "./draw.js";
 import { compareBody, showLineHints, trainedNote, trainedShape as shapeOf } from "./controls.js";
 import { fieldMessage } from "./errors.js";
-import { LANGS, applyDict, loadDict, setDict, tr } from "./i18n.js";
+import { applyDict, loadDict, setDict, tr } from "./i18n.js";
+import { LANGS, MODES } from "./constants.js";
 import { latest } from "./latest.js";
 import { ANSWER_PANELS, renderHeatmaps, renderRopePairs } from "./panels.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
-import { readState, sameState, toSearch } from "./state.js";
+import { readState, sameState, toSearch, trainingStep } from "./state.js";
 import "./typeset.js"; // every figure in the page's text stays on one line
 
 /**
@@ -47,6 +48,10 @@ const ui = {
 let state = readState(location.search, LANGS, document.documentElement.lang);
 let options = null;
 let response = null; // the last successful response
+// The server's verdict on each answer (POST /api/compare/verdict), kept beside it, never written into it: the
+// answer stays what the server sent. A render reads the verdict of the answer it draws (verdictOf).
+const verdicts = new WeakMap();
+const verdictOf = (answer) => verdicts.get(answer) ?? null;
 let responseKey = null; // the request body that produced it
 const compareRequest = latest(); // the comparison on screen: the newest request wins
 let debounceTimer = null;
@@ -84,7 +89,7 @@ function effectiveWeights() {
 }
 
 function trainedEverywhere() {
-  return ["learned", "rope", "none"].every((p) => shapeOf(options, p));
+  return MODES.every((p) => shapeOf(options, p));
 }
 
 function isLong() {
@@ -276,7 +281,7 @@ async function compare() {
     return;
   }
   if (out.stale) return; // a newer request took over
-  const { answer, verdict } = out.value;
+  const { answer, verdict: judged } = out.value;
   response = answer;
   responseKey = key;
   judging = answer;
@@ -284,7 +289,7 @@ async function compare() {
   clearErrors();
   setStatus("ready");
   // The maps at once; the sentences that read the verdict, and the panels after the maps, once it has come.
-  await Promise.all([render(), judge(answer, verdict)]);
+  await Promise.all([render(), judge(answer, judged)]);
   // Line A with heads off, for the same model: asked once the maps are drawn, so its answer and its
   // charts do not hold up the maps of this keystroke.
   ablation?.refresh().catch(console.error);
@@ -294,10 +299,10 @@ async function compare() {
  * The server's verdict on an answer (api.js postCompareJudged): once it has come, the sentences that read it and
  * the panels after the maps are drawn. A verdict whose answer is no longer on screen is dropped.
  */
-async function judge(answer, verdict) {
+async function judge(answer, judged) {
   let value;
   try {
-    value = await verdict;
+    value = await judged;
   } catch (error) {
     if (response !== answer) return;
     judging = null;
@@ -305,7 +310,7 @@ async function judge(answer, verdict) {
     return;
   }
   if (response !== answer) return;
-  answer.verdict = value;
+  verdicts.set(answer, value);
   judging = null;
   await render();
 }
@@ -346,16 +351,18 @@ async function renderNow(generation) {
     writeUrl("replace");
   }
   setLayerOptions(nLayer);
-  const ctx = { options };
-  if (all) for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(response, ctx);
+  const shown = response; // a newer answer may come while this one draws: each part reads this one's verdict
+  if (all) for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(shown, { options });
   const view = { layer: state.layer, posinfo: state.posinfo, align: state.align };
-  let done = await renderHeatmaps(response, view, isStale);
-  if (done && all && !response.verdict) {
+  ui.align.disabled = !shown.alignment; // nothing to line up unless B is a reordering of A (by token id)
+  let done = await renderHeatmaps(shown, verdictOf(shown), view, isStale);
+  if (done && all && !verdictOf(shown)) {
     wantAll = true; // the panels after the maps read the verdict too: judge() draws them when it comes
     return;
   }
   if (done && all) {
-    await Promise.all(ANSWER_PANELS.filter((p) => !p.first).map((p) => p.update(response, ctx)));
+    const ctx = { options, verdict: verdictOf(shown) };
+    await Promise.all(ANSWER_PANELS.filter((p) => !p.first).map((p) => p.update(shown, ctx)));
     done = !isStale();
   }
   if (!done) {
@@ -431,6 +438,7 @@ async function onPopState() {
   state = readState(location.search, LANGS, state.lang);
   typing = false;
   applyControls();
+  trainingStep.set(state.step);
   if (state.lang !== previous.lang) await switchLanguage(state.lang);
   relative?.apply(state.rel);
   await compare();
@@ -475,6 +483,14 @@ function plotlyReady() {
 
 async function start() {
   bind();
+  // The training step is the state's: a slider move writes it back here, and into the address (replaced: a
+  // drag is not history); step-control.js only draws and announces it.
+  trainingStep.set(state.step);
+  trainingStep.subscribe((step) => {
+    if (state.step === step) return;
+    state.step = step;
+    writeUrl("replace");
+  });
   // Asked for with the texts, not after them (the page preloads both): the first comparison needs it.
   const optionsRequest = getOptions().catch((error) => error);
   const [dict] = await Promise.all([loadDict(state.lang), plotlyReady()]);

@@ -3,8 +3,9 @@
 import { $, $$, clear, el, show } from "./dom.js";
 import { draw, purge, unfit } from "./draw.js";
 import { fillRich, grouped, num, scientific, sentences, tr } from "./i18n.js";
-import { differenceMap, largestAbs, reorderingOf, topCells } from "./align.js";
+import { differenceMap, largestAbs, topCells } from "./align.js";
 import { getShipped } from "./api.js";
+import { headRoleText } from "./head-role.js";
 import { showLoadError } from "./shipped.js";
 import {
   RESIDUAL_FLOOR, depthFigure, heatmapFigure, maskPattern, residualFigure, ropeFigure, visible,
@@ -150,53 +151,57 @@ function describeCells(z, labels, kind, head, name) {
 }
 
 /**
- * The A − B column: what it subtracts (aligned by character or cell by cell) and, from the numbers,
- * what its last row says. Returns the per-head maps and their largest |A − B|.
+ * The A − B column: B's rows and columns in A's order when the server lined B up with A (the answer's
+ * `alignment`, by token id) and the box is ticked, else cell by cell. Returns the per-head maps and their
+ * largest |A − B|.
  */
-function differences(a, b, tokensA, tokensB, align) {
-  const perm = reorderingOf(tokensA, tokensB);
+function differences(a, b, perm, align) {
   const aligned = Boolean(perm) && align;
   const maps = a.map((m, h) => differenceMap(m, b[h], aligned ? perm : null));
   return { perm, aligned, maps, largest: maps.map(largestAbs) };
 }
 
-function explainDifference(response, view, diff) {
+/** The sentence of each aligned reason of the verdict (its `aligned[view][layer].reason`). */
+const ALIGNED_SENTENCES = {
+  other_end: (v) => tr("attn_verdict_other_end", { a: v.lastA, b: v.lastB, value: v.value }),
+  blank: (v) => tr("attn_verdict_blank", { ch: v.lastA, value: v.value, value64: fmtSci(v.judged.gap64) }),
+  positions: (v) => sentences([tr("attn_verdict_differs", { ch: v.lastA, value: v.value }), tr("attn_why_positions")]),
+  leak: (v) => sentences([tr("attn_verdict_differs", { ch: v.lastA, value: v.value }),
+    tr("attn_why_leak", { layer: v.layer, prev: v.layer - 1 })]),
+  other: (v) => sentences([tr("attn_verdict_differs", { ch: v.lastA, value: v.value }), tr("attn_why_other")]),
+};
+
+/**
+ * What the A − B column subtracts and what its last row says, each worded from one field: the answer's
+ * `alignment` (what is subtracted) and the verdict's `aligned` for this view and layer (why the row is what it is).
+ */
+function explainDifference(response, verdict, view, diff) {
   const [lineA, lineB] = response.lines;
-  const T = lineA.tokens.length;
-  const last = T - 1;
-  const lastA = visible(lineA.tokens[last]);
-  const lastB = visible(lineB.tokens[last]);
+  const last = lineA.tokens.length - 1;
   let what;
   if (diff.aligned) what = tr("attn_diff_aligned");
   else if (diff.perm) what = tr("attn_diff_cells_reorder");
   else what = tr("attn_diff_cells_other");
   fillRich($("#attn-diff-what"), what);
 
-  // The verdict reads the last row of every head's map, where the last character weighs the whole line;
-  // whether that is rounding is the server's float64 rerun (POST /api/compare/verdict).
-  const lastRow = Math.max(0, ...diff.maps.map((m) => Math.max(0, ...m[last].filter((v) => v !== null).map(Math.abs))));
-  const judged = response.verdict?.aligned?.[view.posinfo ? "with_position" : "without_position"]?.[view.layer - 1];
-  const blind = !view.posinfo || response.model.position === "none";
-  let verdict = "";
-  if (diff.aligned && lineA.tokens[last] !== lineB.tokens[last]) {
-    verdict = tr("attn_verdict_other_end", { a: lastA, b: lastB, value: fmtWeight(lastRow) });
-  } else if (diff.aligned && judged?.difference === "rounding") {
-    verdict = tr("attn_verdict_blank", { ch: lastA, value: fmtWeight(lastRow), value64: fmtSci(judged.gap64) });
-  } else if (diff.aligned && judged) {
-    const why = !blind ? "attn_why_positions" : view.layer > 1 ? "attn_why_leak" : "attn_why_other";
-    verdict = sentences([
-      tr("attn_verdict_differs", { ch: lastA, value: fmtWeight(lastRow) }),
-      tr(why, { layer: view.layer, prev: view.layer - 1 }),
-    ]);
-  }
-  if (diff.aligned && blind && view.layer === 1 && T > 2) verdict = sentences([verdict, tr("attn_earlier_rows")]);
   const node = $("#attn-verdict");
   // Until the server's verdict on these lines has come, the sentence there is the last lines': hidden, with its
   // place kept, so the maps under it do not move (main.js draws the sentence when the verdict comes).
-  node.style.visibility = response.verdict ? "" : "hidden";
-  if (!response.verdict) return;
-  fillRich(node, verdict);
-  show(node, Boolean(verdict));
+  node.style.visibility = verdict ? "" : "hidden";
+  if (!verdict) return;
+  const judged = diff.aligned ? verdict.aligned?.[view.posinfo ? "with_position" : "without_position"]?.[view.layer - 1] : null;
+  let text = "";
+  if (judged) {
+    // The figure shown is the float32 maps' largest |A − B| on the last row, the maps drawn under it.
+    const lastRow = Math.max(0, ...diff.maps.map((m) => Math.max(0, ...m[last].filter((v) => v !== null).map(Math.abs))));
+    text = ALIGNED_SENTENCES[judged.reason]({
+      lastA: visible(lineA.tokens[last]), lastB: visible(lineB.tokens[last]), value: fmtWeight(lastRow), judged,
+      layer: view.layer,
+    });
+    if (judged.earlier_rows) text = sentences([text, tr("attn_earlier_rows")]);
+  }
+  fillRich(node, text);
+  show(node, Boolean(text));
 }
 
 let headSummaries = null; // /api/heads once it has arrived: what each trained head looks at
@@ -214,10 +219,9 @@ function headRole(model, layer, h) {
     }).catch(console.error);
     return "";
   }
-  const summary = headSummaries.models?.find((m) => m.position === model.position)
-    ?.layers.find((l) => l.layer === layer)?.heads.find((x) => x.head === h + 1)?.summary;
-  const role = summary?.[document.documentElement.lang] ?? summary?.en;
-  return role ? tr("attn_head_role", { role }) : "";
+  const role = headSummaries.models?.find((m) => m.position === model.position)
+    ?.layers.find((l) => l.layer === layer)?.heads.find((x) => x.head === h + 1)?.role;
+  return role ? tr("attn_head_role", { role: headRoleText(role) }) : "";
 }
 
 function nameHeads(model) {
@@ -228,7 +232,7 @@ function nameHeads(model) {
 }
 
 /** view: {layer, posinfo (false: the run without position information), align (false: cell by cell)}. */
-export async function renderHeatmaps(response, view, isStale = () => false) {
+export async function renderHeatmaps(response, verdict, view, isStale = () => false) {
   const grid = $("#heatmaps");
   const [lineA, lineB] = response.lines;
   const { n_head: nHead, n_layer: nLayer, causal, position } = response.model;
@@ -252,12 +256,10 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
 
   const a = lineA[key][slot].map((m) => maskPattern(m, causal));
   const b = lineB[key][slot].map((m) => maskPattern(m, causal));
-  const diff = withDiff ? differences(a, b, lineA.tokens, lineB.tokens, view.align) : null;
+  const diff = withDiff ? differences(a, b, response.alignment, view.align) : null;
   grid.dataset.aligned = String(Boolean(diff?.aligned));
   show($("#attn-diff-what"), withDiff);
-  const alignBox = $("#align");
-  alignBox.disabled = !diff?.perm;
-  if (diff) explainDifference(response, view, diff);
+  if (diff) explainDifference(response, verdict, view, diff);
   else show($("#attn-verdict"), false);
   // One symmetric range for every head of the layer, so the heads can be compared by colour.
   const range = diff ? Math.max(...diff.largest.map((x) => x.value), 1e-9) : 1;
@@ -317,46 +319,26 @@ export async function renderHeatmaps(response, view, isStale = () => false) {
 }
 
 
-/**
- * The depth panel's claims, worded for the lines actually typed: a reordering that ends on the same
- * character, a reordering that does not, or other characters; and each backed by the numbers.
- */
-function depthVerdict(response) {
+/** The depth panel's claims, each worded from one field of the verdict's `depth`, with the answer's figures. */
+function depthVerdict(response, depth) {
   const [lineA, lineB] = response.lines;
   const [one, two] = response.by_depth;
-  const perm = reorderingOf(lineA.tokens, lineB.tokens);
-  const T = lineA.tokens.length;
-  const same = one.without_position.max_abs;
-  // Rounding or real: the server's float64 rerun of the same untrained models (POST /api/compare/verdict).
-  const rounding = (row) => row?.without_position?.difference === "rounding";
-  const [judgedOne, judgedTwo] = response.verdict.by_depth;
-  const parts = [];
-  if (rounding(judgedOne) || !judgedOne.without_position) {
-    parts.push(tr("depth_verdict_same", { value: fmtSci(same) }));
-  } else if (perm && lineA.tokens[T - 1] !== lineB.tokens[T - 1]) {
-    parts.push(tr("depth_verdict_other_end", {
-      value: fmtSci(same), a: visible(lineA.tokens[T - 1]), b: visible(lineB.tokens[T - 1]),
-    }));
-  } else if (!perm) {
-    parts.push(tr("depth_verdict_other_chars", { value: fmtSci(same) }));
-  } else {
-    parts.push(tr("depth_verdict_differs", { value: fmtSci(same) }));
-  }
-  if (two && rounding(judgedOne) && response.model.causal) {
-    const leak = two.without_position.max_abs;
-    parts.push(tr(rounding(judgedTwo) ? "depth_verdict_no_leak" : "depth_verdict_leak", { value: fmtSci(leak) }));
-  }
+  const last = lineA.tokens.length - 1;
+  const value = fmtSci(one.without_position.max_abs);
+  const parts = [tr(`depth_verdict_${depth.reason}`, {
+    value, a: visible(lineA.tokens[last]), b: visible(lineB.tokens[last]),
+  })];
+  if (depth.leak) parts.push(tr(`depth_verdict_${depth.leak}`, { value: fmtSci(two.without_position.max_abs) }));
   return sentences(parts);
 }
 
 /** The mask-off control: every depth's difference without positions, and whether it is all rounding. */
-function causalOffNote(response) {
+function causalOffNote(response, depth) {
   const largest = Math.max(...response.by_depth.map((row) => row.without_position.max_abs));
-  const allRounding = response.verdict.by_depth.every((row) => row.without_position?.difference !== "real");
-  return tr(allRounding ? "depth_causal_off" : "depth_causal_off_differs", { value: fmtSci(largest) });
+  return tr(depth.causal_off === "rounding" ? "depth_causal_off" : "depth_causal_off_differs", { value: fmtSci(largest) });
 }
 
-export function renderDepth(response) {
+export function renderDepth(response, verdict) {
   const weights = weightsLabel(response.model);
   // Under none there is no position information to add: the "with" column would repeat "without".
   const none = response.model.position === "none";
@@ -376,10 +358,10 @@ export function renderDepth(response) {
   tbody.append(row(thisModel, response.difference, "is-current"));
   const values = [...response.by_depth, response.difference].flatMap((r) => keys.map((key) => r[key].max_abs));
   show($("#depth-zero-note"), values.some((v) => v === 0));
-  const verdict = $("#depth-verdict");
-  fillRich(verdict, depthVerdict(response));
+  const verdictNode = $("#depth-verdict");
+  fillRich(verdictNode, depthVerdict(response, verdict.depth));
   const causalNote = $("#depth-causal-note");
-  fillRich(causalNote, response.model.causal ? "" : causalOffNote(response));
+  fillRich(causalNote, verdict.depth.causal_off ? causalOffNote(response, verdict.depth) : "");
   show(causalNote, !response.model.causal);
   const figure = depthFigure({ byDepth: response.by_depth, difference: response.difference, model: response.model });
   return draw($("#depth-plot"), figure, "by-depth");
@@ -557,7 +539,7 @@ export const ANSWER_PANELS = [
   { name: "next", first: true, update: (answer) => renderNext(answer) },
   // Not `first`: its numbers are the page's first Intl formatting, which loads the locale data (README, Benchmark).
   { name: "heads", update: (answer, ctx) => renderHeads(answer, ctx.options) },
-  { name: "depth", update: (answer) => renderDepth(answer) },
+  { name: "depth", update: (answer, ctx) => renderDepth(answer, ctx.verdict) },
   { name: "residual", update: (answer) => renderResidual(answer) },
   { name: "rope", update: (answer) => renderRope(answer) },
 ];

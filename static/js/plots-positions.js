@@ -2,6 +2,7 @@
 // scores, and the cosine similarity between positions. Strings from the page's inputs go through
 // escapePlotly, as in plots.js.
 
+import { MODES } from "./constants.js";
 import { escapePlotly as esc, tr } from "./i18n.js";
 import { MODE_STYLE, PUOR, TYPE, baseLayout, colorbar, lineAxis, titleText, visible } from "./plots.js";
 
@@ -92,7 +93,7 @@ export function ropePairFigure({ rope, pair, tokens }) {
 
 /** The relative-distance scores: one line per mode across the absolute start of the pair. */
 export function relativeFigure({ starts, scores, layer, head }) {
-  const data = ["learned", "rope", "none"].filter((mode) => scores[mode]).map((mode) => {
+  const data = MODES.filter((mode) => scores[mode]).map((mode) => {
     const style = MODE_STYLE[mode];
     const name = esc(tr(`pos_${mode}`));
     return {

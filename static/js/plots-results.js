@@ -107,7 +107,7 @@ export function trainingFigure({ runs, key, snapshots = [] }) {
     margin: { l: 8, r: 12, t: 8, b: 8 },
     showlegend: true,
     legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
-    xaxis: lineAxis(tr("train_axis_x")),
+    xaxis: lineAxis(tr("train_axis_x"), { exponentformat: "none", separatethousands: true }), // 1 000, not 1k
     yaxis: lineAxis(tr("loss_axis"), { range: lossRange(runs, dots) }),
   });
   return { data, layout };

@@ -1,5 +1,5 @@
-// The relative-distance panel: two characters side by side, run alone as a two-character line that
-// starts at 0, 6, 12, ... It asks /api/relative once the panel comes into view, then again whenever
+// The relative-distance panel: two characters side by side, run alone as a two-character line at each
+// start the server chose (the answer's starts). It asks /api/relative once the panel comes into view, then again whenever
 // its characters or the page's weights, heads and layer count change. Its characters, layer and head
 // live in the URL (rel_first, rel_second, rel_layer, rel_head).
 
@@ -23,6 +23,58 @@ function oneChar(value, previous) {
     if (i >= 0) chars = [...chars.slice(0, i), ...chars.slice(i + 1)];
   }
   return chars[0] ?? "";
+}
+
+/** The /api/relative body: the page's trained weights only when all three modes ship them, else its random shape. */
+function relativeBody(ctx, chars) {
+  const weights = ctx.weights === "trained" && ctx.trainedAll ? "trained" : "random";
+  const request = { first: chars.first, second: chars.second, weights };
+  if (weights === "random") request.n_head = ctx.heads;
+  if (weights === "random" && ctx.nLayer) request.n_layer = ctx.nLayer;
+  return request;
+}
+
+/** A failed request's message key: worded from its type, in the page's language (each input holds one character). */
+function errorKey(error) {
+  if (!(error instanceof ApiError)) return "error_network";
+  const refused = error.status === 422 && (error.fields.length || error.general.length);
+  return refused ? "rel_error_empty" : "error_server";
+}
+
+function setOptions(select, n, want) {
+  const wanted = Array.from({ length: n }, (_, i) => String(i + 1));
+  if ([...select.options].map((o) => o.value).join(",") !== wanted.join(",")) {
+    select.replaceChildren(...wanted.map((v) => new Option(v, v)));
+  }
+  select.value = String(Math.min(want, n));
+}
+
+/**
+ * One answer into the panel's elements (ui): the notes, the layer and head menus (the wanted view, within the
+ * answer's shape), the caption and the chart. fellBack: the page shows trained weights, the answer is random.
+ */
+async function drawAnswer(ui, data, view, fellBack) {
+  ui.note.textContent = fellBack ? tr("rel_random_fallback") : "";
+  show(ui.note, fellBack);
+  const unknown = [data.first, data.second].filter((_, i) => data.unknown[i]);
+  ui.unknown.textContent = unknown.length ? tr("unknown_chars", { chars: unknown.map(visible).join(" ") }) : "";
+  show(ui.unknown, unknown.length > 0);
+  const nLayer = data.scores.learned.length;
+  const nHead = data.scores.learned[0].length;
+  setOptions(ui.layer, nLayer, view.layer);
+  setOptions(ui.head, nHead, view.head);
+  const layer = Number(ui.layer.value);
+  const head = Number(ui.head.value);
+  // The caption says everything the chart depends on, the page's weights included.
+  const weights = data.weights === "trained"
+    ? tr("weights_trained_short")
+    : weightsLabel({ weights: "random", seed: 0 });
+  fillRich(ui.caption, tr("rel_caption", {
+    first: visible(data.first), second: visible(data.second), layer, head, n_layer: nLayer, n_head: nHead, weights,
+  }));
+  const figure = relativeFigure({ starts: data.starts, scores: data.scores, layer, head });
+  await draw(ui.plot, figure, `relative-layer${layer}-head${head}`);
+  ui.plot.dataset.renderCount = String(Number(ui.plot.dataset.renderCount || 0) + 1);
 }
 
 /**
@@ -58,15 +110,6 @@ export function createRelativePanel(context, { initial, onChange }) {
     ui.panel.dataset.state = kind;
   }
 
-  function body() {
-    const ctx = context();
-    const weights = ctx.weights === "trained" && ctx.trainedAll ? "trained" : "random";
-    const request = { first: chars.first, second: chars.second, weights };
-    if (weights === "random") request.n_head = ctx.heads;
-    if (weights === "random" && ctx.nLayer) request.n_layer = ctx.nLayer;
-    return request;
-  }
-
   let shownError = null; // [key, vars] of the message on screen, worded again after a language switch
 
   function showError(key, vars = {}) {
@@ -75,43 +118,13 @@ export function createRelativePanel(context, { initial, onChange }) {
     show(ui.error, Boolean(key));
   }
 
-  function setOptions(select, n, want) {
-    const wanted = Array.from({ length: n }, (_, i) => String(i + 1));
-    if ([...select.options].map((o) => o.value).join(",") !== wanted.join(",")) {
-      select.replaceChildren(...wanted.map((v) => new Option(v, v)));
-    }
-    select.value = String(Math.min(want, n));
-  }
-
   function changed() {
     onChange({ ...chars, ...view });
   }
 
   async function redraw() {
     if (!data) return;
-    const ctx = context();
-    const fellBack = ctx.weights === "trained" && data.weights === "random";
-    ui.note.textContent = fellBack ? tr("rel_random_fallback") : "";
-    show(ui.note, fellBack);
-    const unknown = [data.first, data.second].filter((_, i) => data.unknown[i]);
-    ui.unknown.textContent = unknown.length ? tr("unknown_chars", { chars: unknown.map(visible).join(" ") }) : "";
-    show(ui.unknown, unknown.length > 0);
-    const nLayer = data.scores.learned.length;
-    const nHead = data.scores.learned[0].length;
-    setOptions(ui.layer, nLayer, view.layer);
-    setOptions(ui.head, nHead, view.head);
-    const layer = Number(ui.layer.value);
-    const head = Number(ui.head.value);
-    // The caption says everything the chart depends on, the page's weights included.
-    const weights = data.weights === "trained"
-      ? tr("weights_trained_short")
-      : weightsLabel({ weights: "random", seed: 0 });
-    fillRich(ui.caption, tr("rel_caption", {
-      first: visible(data.first), second: visible(data.second), layer, head, n_layer: nLayer, n_head: nHead, weights,
-    }));
-    const figure = relativeFigure({ starts: data.starts, scores: data.scores, layer, head });
-    await draw(ui.plot, figure, `relative-layer${layer}-head${head}`);
-    ui.plot.dataset.renderCount = String(Number(ui.plot.dataset.renderCount || 0) + 1);
+    await drawAnswer(ui, data, view, context().weights === "trained" && data.weights === "random");
     if (!question.busy && timer === null) setState("ready");
   }
 
@@ -123,7 +136,7 @@ export function createRelativePanel(context, { initial, onChange }) {
       setState("error");
       return;
     }
-    const asked = body();
+    const asked = relativeBody(context(), chars);
     const key = JSON.stringify(asked);
     if (key === dataKey || question.runningFor(key)) {
       if (key === dataKey && !question.busy) setState("ready");
@@ -135,12 +148,7 @@ export function createRelativePanel(context, { initial, onChange }) {
       out = await question.run((signal) => postRelative(asked, signal), key);
     } catch (error) {
       setState("error");
-      if (!(error instanceof ApiError)) showError("error_network");
-      else {
-        // Worded from the error's type, in the page's language; the inputs hold one character each.
-        const refused = error.status === 422 && (error.fields.length || error.general.length);
-        showError(refused ? "rel_error_empty" : "error_server", { status: error.status });
-      }
+      showError(errorKey(error), { status: error.status });
       return;
     }
     if (out.stale) return;

@@ -5,6 +5,7 @@
 // slider (step-control.js): a new step asks for that step's answer, and the newest step's answer is the one drawn.
 
 import { ApiError, getShipped, postVerdict } from "./api.js";
+import { MODES } from "./constants.js";
 import { $, clear, el, show } from "./dom.js";
 import { draw, purge } from "./draw.js";
 import { fieldMessage } from "./errors.js";
@@ -17,26 +18,16 @@ import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "./plots-res
 import { askedStep, getAtStep, getTimeline, loadTimeline, onStepChange, repaint } from "./step-control.js";
 import { galleryFindings, positionFindings } from "./step-findings.js";
 
-const MODE_ORDER = ["learned", "rope", "none"];
 
 function byMode(a, b) {
-  return MODE_ORDER.indexOf(a.position) - MODE_ORDER.indexOf(b.position);
+  return MODES.indexOf(a.position) - MODES.indexOf(b.position);
 }
 
-/** A run's exercises as strings, or null when the file does not say. */
-function exercisesOf(run) {
-  const e = run.exercise;
-  if (e === undefined || e === null) return null;
-  return (Array.isArray(e) ? e : [e]).map(String);
-}
-
-/** Exercise 2 compares head counts with pos_emb; exercise 3 compares the modes with 4 heads. */
-export function splitExercises(runs) {
-  const has = (run, n, guess) => exercisesOf(run)?.includes(n) ?? guess(run);
-  return {
-    heads: runs.filter((r) => has(r, "2", (x) => x.position === "learned")).sort((a, b) => a.n_head - b.n_head),
-    modes: runs.filter((r) => has(r, "3", (x) => x.n_head === 4)).sort(byMode),
-  };
+/** The runs each exercise compares, in its order, as the server groups them (GET /api/training's exercises). */
+export function exerciseRuns(data) {
+  const runs = data.runs ?? [];
+  const pick = (indices) => (indices ?? []).map((i) => runs[i]);
+  return { heads: pick(data.exercises?.heads), modes: pick(data.exercises?.modes) };
 }
 
 function finalLoss(run) {
@@ -104,19 +95,14 @@ export function rhythmMeaning(period) {
   return tr(RHYTHMS.includes(period) ? `sim_rhythm_${period}` : "sim_rhythm_other");
 }
 
-/** What the trained table's period is, in words, from /api/positions' similarity by lag. */
+/** What the trained table's period is, in words, from /api/positions' rhythm (its period and runner-up lag). */
 function rhythmText(rhythm) {
-  const { by_lag: byLag, period } = rhythm;
-  let next = null;
-  for (let lag = 3; lag < byLag.length; lag += 1) {
-    if (lag !== period && (next === null || byLag[lag] > byLag[next])) next = lag;
-  }
   const text = tr("sim_rhythm", {
-    period, sim: byLag[period].toFixed(2), next_lag: next, next: byLag[next].toFixed(2),
+    period: rhythm.period, sim: rhythm.at_period.toFixed(2), next_lag: rhythm.next_lag, next: rhythm.at_next_lag.toFixed(2),
   });
   // What the distance means is said only once the server finds the rhythm clear (shows): at an early step the
   // most alike distance can be noise.
-  const why = rhythm.shows === false ? "" : rhythmMeaning(period);
+  const why = rhythm.shows === false ? "" : rhythmMeaning(rhythm.period);
   return sentences([text, why]);
 }
 
@@ -154,10 +140,10 @@ async function renderPositions(data) {
   finish(panel);
 }
 
-function trainingRow(run) {
+/** exercises: the exercises ("2", "3") the server counts the run in. */
+function trainingRow(run, exercises) {
   const loss = finalLoss(run);
   const label = `${modeLabel(run.position)} · ${headsLabel(run.n_head)}`;
-  const exercises = exercisesOf(run) ?? [];
   return el("tr", {}, [
     el("th", { scope: "row", text: label }),
     el("td", { text: exercises.join(", ") || "–" }),
@@ -181,7 +167,7 @@ async function renderTraining(data) {
     finish(panel);
     return;
   }
-  const { heads, modes } = splitExercises(runs);
+  const { heads, modes } = exerciseRuns(data);
   const learned = modes.find((r) => r.position === "learned");
   const none = modes.find((r) => r.position === "none");
   const verdict = learned && none && finalLoss(learned) !== null && finalLoss(none) !== null
@@ -194,7 +180,7 @@ async function renderTraining(data) {
   for (const run of [...heads, ...modes]) {
     if (seen.has(run)) continue;
     seen.add(run);
-    tbody.append(trainingRow(run));
+    tbody.append(trainingRow(run, [heads.includes(run) ? "2" : null, modes.includes(run) ? "3" : null].filter(Boolean)));
   }
   await Promise.all([
     draw($("#training-heads"), trainingFigure({ runs: heads, key: "heads" }), "training-heads"),

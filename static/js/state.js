@@ -3,6 +3,8 @@
 // and lang.
 // A teacher copies the address bar and the class sees the same plots; the #fragment picks the panel.
 
+import { COMPARE_DEFAULTS } from "./constants.js";
+
 // The values a control allows are the server's (/api/options) as templates/_controls.html rendered them:
 // one list, kept on the server, and read here with no request before the first comparison.
 function allowed(name) {
@@ -10,10 +12,11 @@ function allowed(name) {
     .flatMap((node) => (node.tagName === "SELECT" ? [...node.options].map((option) => option.value) : [node.value]));
 }
 
+// The lines, the mode and the mask are /api/compare's defaults (constants.js): the lesson's lines, kept in Python.
 export const DEFAULTS = Object.freeze({
-  a: "白日依山尽",
-  b: "山依日白尽",
-  pos: "learned",
+  a: COMPARE_DEFAULTS.line_a,
+  b: COMPARE_DEFAULTS.line_b,
+  pos: COMPARE_DEFAULTS.position,
   layer: 1,
   heads: 4,
   // null: not chosen yet. The page resolves it once /api/options says which trained weights ship:
@@ -21,10 +24,11 @@ export const DEFAULTS = Object.freeze({
   weights: null,
   // null: the random model's default depth (/api/options random.n_layer). Trained weights fix their own.
   nLayer: null,
-  causal: true,
+  causal: COMPARE_DEFAULTS.causal,
   posinfo: true, // false: the heatmaps show the same weights run without position information
   align: true, // false: A − B subtracts cell by cell even when B is a reordering of A
   rel: Object.freeze({ first: "明", second: "月", layer: 1, head: 1 }),
+  step: null, // the training step of the gallery and the similarity panel; null: the end of training
   lang: "zh",
 });
 
@@ -63,6 +67,7 @@ export function readState(search, langs, fallbackLang) {
       layer: whole(q.get("rel_layer"), rel.layer),
       head: whole(q.get("rel_head"), rel.head),
     },
+    step: readStep(search),
     lang: pick(q.get("lang"), langs, pick(fallbackLang, langs, DEFAULTS.lang)),
   };
 }
@@ -79,16 +84,16 @@ export function toSearch(state) {
   for (const key of ["first", "second", "layer", "head"]) {
     if (state.rel[key] !== DEFAULTS.rel[key]) q.set(`rel_${key}`, String(state.rel[key]));
   }
-  if (trainingStep.get() !== null) q.set("step", String(trainingStep.get()));
+  if (state.step !== null && state.step !== undefined) q.set("step", String(state.step));
   q.set("lang", state.lang);
   return `?${q}`;
 }
 
-// The training step the gallery and the position-similarity panel show (step-control.js): one value for both
-// panels, kept here rather than in main.js's state so a slider move needs no new comparison. null is the end of
-// training, the shipped checkpoints, and leaves step= out of the URL. Read from the URL when first asked, as
-// the page's first writeUrl comes before the control exists.
-let step;
+// The training step the gallery and the position-similarity panel show (step-control.js), as the explorer's
+// state.step: main.js sets it from its state and hears every slider move, so the one URL writer (toSearch) and
+// the one popstate handler are main.js's. null is the end of training, the shipped checkpoints. Nothing here
+// reads the address: on the lesson page, ?step= is the lesson's step, never a training step.
+let step = null;
 const stepListeners = new Set();
 
 /** A step from a query string: a whole number, or null when absent or not one. */
@@ -99,7 +104,6 @@ export function readStep(search) {
 
 export const trainingStep = {
   get() {
-    if (step === undefined) step = readStep(location.search);
     return step;
   },
   /** Set the step (null: the last); every listener hears of a change. */

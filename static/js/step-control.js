@@ -6,7 +6,7 @@
 import { ApiError, getShipped } from "./api.js";
 import { $, $$, show } from "./dom.js";
 import { grouped, tr } from "./i18n.js";
-import { readStep, trainingStep } from "./state.js";
+import { trainingStep } from "./state.js";
 
 let timeline = null; // /api/snapshots, once it has come
 let loading = null;
@@ -47,16 +47,6 @@ export function stepLabel(step) {
   return tr("step_of", { step: grouped(step), final: grouped(timeline.final_step) });
 }
 
-/** Keep step= in the address bar as the rest of the explorer's state (replaced: a drag is not history). */
-function writeUrl() {
-  const q = new URLSearchParams(location.search);
-  const step = askedStep();
-  if (step === null) q.delete("step");
-  else q.set("step", String(step));
-  const search = q.toString();
-  history.replaceState(history.state, "", `${location.pathname}${search ? `?${search}` : ""}${location.hash}`);
-}
-
 /** Every slider shows the step on screen; each is shown only when there is more than one step. */
 function paint() {
   const many = Boolean(timeline && timeline.steps.length > 1);
@@ -92,20 +82,17 @@ function bind() {
  */
 export function loadTimeline() {
   if (!loading) {
+    // The address is main.js's to write (it hears the same changes): here, the sliders and the panels.
     trainingStep.subscribe(() => {
-      writeUrl();
       paint();
       notify();
     });
-    // Back and forward restore the step the address held.
-    window.addEventListener("popstate", () => trainingStep.set(readStep(location.search)));
     loading = getShipped("snapshots")
       .then((data) => { timeline = data; })
       .catch((error) => { console.error(error); timeline = null; })
       .then(() => {
         bind();
         if (timeline && trainingStep.get() !== null && askedStep() === null) trainingStep.set(null);
-        writeUrl();
         paint();
         notify();
         return timeline;

@@ -2,9 +2,9 @@
 // judgement (a head present, layer 1 flat, the rhythm showing, the first step from which each holds) is the
 // server's (GET /api/snapshots, app/services/snapshots.py); this module only words it, at the step on screen.
 
+import { MODES } from "./constants.js";
 import { grouped, sentences, tr } from "./i18n.js";
 
-const MODE_ORDER = ["learned", "rope", "none"];
 
 const pct = (share) => tr("percent", { value: Math.round(100 * share) });
 const stepText = (step) => grouped(step);
@@ -48,7 +48,7 @@ function layerOne(model, step) {
  * the model without positions, so it is worded for that one.
  */
 export function galleryFindings(timeline, step) {
-  return [...timeline.models].sort((a, b) => MODE_ORDER.indexOf(a.position) - MODE_ORDER.indexOf(b.position))
+  return [...timeline.models].sort((a, b) => MODES.indexOf(a.position) - MODES.indexOf(b.position))
     .filter((model) => model.previous_head.some((row) => row.step === step))
     .map((model) => ({
       position: model.position,

@@ -15,9 +15,18 @@ from app.errors import InputError
 from app.main import create_app
 from app.schemas.compare import CompareRequest
 from app.services import compare as compare_service
-from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, batch_key, compare, compare_many, run_many
+from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, batch_key, compare_many, run_many
 from app.settings import Settings
 from model import GPT
+
+
+def compare(req: CompareRequest, registry) -> dict:
+    """One request's answer computed alone, in a batch of its own: what every batched answer must equal."""
+    answer = compare_many([req], registry)[0]
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
 
 LONG = "春眠不觉晓处处闻啼鸟夜来风雨声花落知多少" * 10  # 200 characters: batches of this length split sooner
 

@@ -171,3 +171,28 @@ def test_every_text_the_scripts_ask_for_exists():
     for lang in LANGS:
         known = set(lesson_texts(lang)) | set(main_texts(lang))
         assert not asked - known, (lang, sorted(asked - known))
+
+
+def test_the_verdict_names_the_lines_line_a_and_line_b_and_accepts_a_and_b(client):
+    """One name per field on every route: line_a and line_b, as /api/compare; a and b stay accepted."""
+    new = client.post("/api/lesson/order/verdict", json={"line_a": "白日依山尽", "line_b": "尽山依日白"})
+    old = client.post("/api/lesson/order/verdict", json={"a": "白日依山尽", "b": "尽山依日白"})
+    assert new.status_code == old.status_code == 200 and new.json() == old.json()
+    lesson = client.post("/api/lesson/order/verdict", json={}).json()
+    assert new.json()["outcome"] == "different" and lesson["setup_is_lessons"]
+    assert not new.json()["setup_is_lessons"]  # the lines sent were used, not the step's own
+    r = client.post("/api/lesson/order/verdict", json={"line_a": "", "line_b": "尽"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_a"]
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["VerdictRequest"]["properties"]
+    assert {"line_a", "line_b"} <= set(schema) and not {"a", "b"} & set(schema)
+
+
+def test_a_line_the_model_refuses_is_named_line_a_or_line_b_whichever_name_was_sent(client):
+    """The verdict's own refusals (past pos_emb's rows) name the field as /api/compare does: line_a, line_b."""
+    for body in ({"line_a": "白" * 130, "line_b": "日"}, {"a": "白" * 130, "b": "日"}):
+        r = client.post("/api/lesson/posemb/verdict", json=body)
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_a"], r.json()
+    r = client.post("/api/lesson/posemb/verdict", json={"line_a": "日", "line_b": "白" * 130})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_b"]
+    r = client.post("/api/lesson/heads/verdict", json={"line_a": "白" * 130})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_a"]

@@ -68,6 +68,32 @@ def test_position_similarity(client, registry):
     assert rhythm["period"] == 3 + int(np.argmax(by_lag[3:]))
     # Our trained table: a couplet of two five-character lines and their marks is 12 characters long.
     assert rhythm["period"] == 12
+    # The runner-up the page names beside it: the most alike lag from 3 up after the period.
+    rest = [lag for lag in range(3, 65) if lag != rhythm["period"]]
+    assert rhythm["min_lag"] == 3 and rhythm["next_lag"] == max(rest, key=lambda lag: by_lag[lag])
+    assert rhythm["at_next_lag"] == pytest.approx(by_lag[rhythm["next_lag"]], abs=1e-9)
+
+
+def test_training_names_the_runs_of_each_exercise_in_the_order_they_are_compared(client):
+    body = client.get("/api/training").json()
+    heads = [body["runs"][i] for i in body["exercises"]["heads"]]
+    modes = [body["runs"][i] for i in body["exercises"]["modes"]]
+    assert [(r["position"], r["n_head"]) for r in heads] == [("learned", 1), ("learned", 4), ("learned", 8)]
+    assert [(r["position"], r["n_head"]) for r in modes] == [("learned", 4), ("rope", 4), ("none", 4)]
+    # The lesson's exercises order the same runs (the verdict's figures name each run once).
+    for step, key in (("ex2", "heads"), ("ex3", "modes")):
+        figures = client.post(f"/api/lesson/{step}/verdict", json={}).json()["figures"]
+        names = [str(r["n_head"]) if key == "heads" else r["position"] for r in (heads if key == "heads" else modes)]
+        assert sorted(k.removeprefix("loss_") for k in figures if k.startswith("loss_")) == sorted(names)
+
+
+def test_the_length_verdict_carries_the_means_the_page_words(client):
+    length = {r["position"]: r for r in client.get("/api/length").json()["runs"]}
+    figures = client.post("/api/lesson/length/verdict", json={}).json()["figures"]
+    for prefix, run in (("", length["rope"]), ("none_", length["none"])):
+        n = run["train_length"]
+        assert figures[f"{prefix}before"] == pytest.approx(np.mean(run["loss"][:n]), abs=1e-12)
+        assert figures[f"{prefix}after"] == pytest.approx(np.mean(run["loss"][n:]), abs=1e-12)
 
 
 def test_training_and_length_results_are_served(client):
@@ -99,4 +125,4 @@ def test_heads_serves_the_shipped_head_statistics(client):
         assert [len(layer["heads"]) for layer in m["layers"]] == [4, 4]
         for head in (h for layer in m["layers"] for h in layer["heads"]):
             assert len(head["by_offset"]) == 17 and 0 < sum(head["by_offset"]) <= 1 + 1e-9
-            assert set(head["summary"]) == {"zh", "ja", "fr", "en"}
+            assert head["role"]["kind"] in {"spread", "mostly", "largest", "broad"}

@@ -4,13 +4,20 @@ The reference is tests/app/reference_gpt.py: the lesson's GPT rewritten in numpy
 alone. A gap is rounding when its float64 value is below 1e-9 of the largest |logit|."""
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from reference_gpt import ReferenceGPT
 
 from app.lesson_steps import STEPS
+from app.services.verdicts import float64_twin
+from model.assets import WEIGHTS_DIR
+from model.probes import layer1_query_key
+
+STATIC = Path(__file__).resolve().parents[2] / "static"
 
 GAP_STEPS = {"order": ("same", "different"), "leak": ("same", "different"), "pair": ("same", "different"),
              "posemb": ("same", "different"), "nomask": ("gone", "stays"), "ex1": ("rounding", "large")}
@@ -163,11 +170,10 @@ def test_limit_refuses_past_the_table_only_under_learned(client, setup):
     rows = 128
     for n in (1, 127, 128, 129, 200):
         got = client.post("/api/lesson/limit/verdict", json={**setup, "a": "白" * n, "b": "日"}).json()
-        if n <= rows:
-            expected = None
-        else:
-            expected = "error" if setup["position"] == "learned" else "works"
-        assert got["outcome"] == expected, (n, got)
+        # The question is the 129th character's: a line within the table gets the same verdict (issue 32).
+        assert got["outcome"] == ("error" if setup["position"] == "learned" else "works"), (n, got)
+        assert got["reason"] == ("no_table" if setup["position"] != "learned" else
+                                 "within_table" if n <= rows else "table_ends"), (n, got)
         assert got["figures"]["n"] == n
 
 
@@ -259,7 +265,10 @@ def test_a_changed_setup_is_not_the_lessons(client):
     ({"position": "sideways"}, "position", "literal_error"),
     ({"extra": 1}, "extra", "extra_forbidden"),
     ({"n_layer": "2"}, "n_layer", "int_type"),
-    ({"a": "白" * 129, "position": "learned"}, "a", "too_many_positions"),
+    ({"line_a": "", "line_b": "白"}, "line_a", "string_too_short"),
+    # The model's own refusal names the line as /api/compare does, whichever name was sent.
+    ({"a": "白" * 129, "position": "learned"}, "line_a", "too_many_positions"),
+    ({"line_b": "白" * 129, "position": "learned"}, "line_b", "too_many_positions"),
 ])
 def test_bad_setups_get_422_naming_the_field(client, body, field, kind):
     r = client.post("/api/lesson/order/verdict", json=body)
@@ -350,3 +359,66 @@ def test_the_ablate_step_reads_the_previous_character_heads_corpus_figures(clien
     # The corpus figures were measured with the causal mask on: with it off they say nothing of the model shown.
     unmasked = client.post("/api/lesson/ablate/verdict", json={"position": position, "causal": False}).json()
     assert unmasked["outcome"] is None and unmasked["reason"] == "ablate_causal_only"
+
+
+ASKS_THE_RISE = {  # step 13's question, as each language asks it: where the loss rises most, not what is hardest
+    "en": ("rise the most", "hardest"), "fr": ("augmente-t-elle le plus", "difficile"),
+    "zh": ("增加得最多", "最难"), "ja": ("大きく増える", "難しく"),
+}
+
+
+@pytest.mark.parametrize("position", ("learned", "rope"))
+def test_step_13_grades_the_question_it_asks_where_the_loss_rises_most(client, position):
+    """heads.json read from disk: every head on, then the previous-character head off, per kind of next
+    character. The question asks where the loss RISES most, and the verdict answers exactly that; with the
+    shipped learned weights the kind that is hardest with the head off is another one, so the two questions
+    cannot be mixed up unseen."""
+    shipped = json.loads((WEIGHTS_DIR / "heads.json").read_text())
+    model = next(m for m in shipped["models"] if m["position"] == position)
+    head = max(model["layers"][0]["heads"], key=lambda h: h["by_offset"][1])
+    before = model["ablation"]["loss"]
+    after = {k: before[k] + v for k, v in head["ablation"]["by_kind"].items()}
+    rise = {k: after[k] - before[k] for k in after}
+    got = client.post("/api/lesson/ablate/verdict", json={"position": position}).json()
+    assert got["outcome"] == max(rise, key=rise.get)
+    for k in after:
+        assert got["figures"][f"before_{k}"] == pytest.approx(before[k], abs=1e-12)
+        assert got["figures"][f"after_{k}"] == pytest.approx(after[k], abs=1e-12)
+        assert got["figures"][k] == pytest.approx(rise[k], abs=1e-12)
+    if position == "learned":  # 0.24 -> 1.99 on punctuation, 4.77 -> 6.15 on the second line
+        assert got["outcome"] == "punctuation" and max(after, key=after.get) == "second_line"
+    for lang, (asks, not_asked) in ASKS_THE_RISE.items():
+        question = json.loads((STATIC / "i18n" / "lesson" / f"{lang}.json").read_text())["ablate_question"]
+        assert asks in question and not_asked not in question, (lang, question)
+
+
+def test_step_9_works_its_rope_example_from_the_models_own_query_and_key(client, registry):
+    """Pair 0 of layer 1 head 1, as the reveal shows it: the query and key are the model's (all 16 pairs,
+    each turned by position × θᵢ, add up to the numpy GPT's score), and the turned product is the same at the
+    first and the last start, and equals the query turned by the difference alone."""
+
+    model = registry.trained["rope"][0]
+    twin, cfg = float64_twin(model), model.config
+    first, second = registry.tokenizer.encode("明月")
+    theta = cfg.rope_base ** (-2.0 * np.arange(cfg.head_dim // 2) / cfg.head_dim)
+
+    def turn(v, angle):
+        return np.array([v[0] * np.cos(angle) - v[1] * np.sin(angle), v[0] * np.sin(angle) + v[1] * np.cos(angle)])
+
+    ref = ReferenceGPT(model)
+    for start, distance in ((0, 1), (60, 9)):
+        pairs = [layer1_query_key(twin, first, second, pair=i) for i in range(cfg.head_dim // 2)]
+        total = sum(turn(q, (start + distance) * t) @ turn(k, start * t) for t, (q, k) in zip(theta, pairs))
+        score = ref.run([first, second], positions=[start, start + distance])[2][0][0, 1, 0]
+        assert total / math.sqrt(cfg.head_dim) == pytest.approx(score, abs=1e-4)
+
+    got = client.post("/api/lesson/relative/verdict", json={"a": "明月", "distance": 9}).json()["figures"]
+    q, k = layer1_query_key(twin, first, second)
+    assert (got["q0"], got["q1"], got["k0"], got["k1"]) == pytest.approx((*q, *k), abs=1e-12)
+    assert (got["base"], got["head_dim"], got["theta_first"]) == (cfg.rope_base, cfg.head_dim, theta[0])
+    last = got["last_start"]
+    want0 = turn(q, 9 * theta[0]) @ turn(k, 0)
+    want1 = turn(q, (last + 9) * theta[0]) @ turn(k, last * theta[0])
+    assert got["dot_start0"] == pytest.approx(want0, abs=1e-12) and got["dot_start1"] == pytest.approx(want1, abs=1e-12)
+    assert want0 == pytest.approx(want1, abs=1e-12) == got["dot_difference"]
+    assert abs(got["dot_unturned"] - want0) > 0.1, "the example must show a turn that changes the product"

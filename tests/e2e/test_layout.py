@@ -2,6 +2,9 @@
 comes first and its setup folds behind a button; the heads are small multiples that fit one phone screen and
 a tap enlarges one; Plotly's toolbar covers no legend or colour bar; figures never break across lines."""
 
+import json
+import urllib.request
+
 import pytest
 
 pytestmark = pytest.mark.e2e
@@ -41,6 +44,34 @@ def test_on_a_phone_the_question_is_on_the_first_screen_before_the_setup(open_pa
     assert legend["y"] >= 0 and choice["y"] + choice["height"] <= PHONE["height"], (legend, choice)
     assert box(page, "#step-question")["y"] < setup["y"], "the setup comes before the question"
     tools.screenshot(page, f"layout-lesson-phone-{lang}")
+
+
+@pytest.mark.parametrize("lang", ["zh", "ja", "fr", "en"])
+def test_on_a_phone_every_steps_question_and_commit_button_are_on_the_first_screen(open_page, tools, server_url,
+                                                                                      lang):
+    """Issue 32: at 390 x 844, before any scroll, every step that asks shows its whole question (each question of
+    the self-test) and the button that commits the answer. The steps are the API's, so a new step is held to it."""
+    with urllib.request.urlopen(f"{server_url}/api/lesson", timeout=20) as response:
+        steps = json.loads(response.read())["steps"]
+    page = open_lesson(open_page, tools, 1, lang, PHONE)
+    asked = 0
+    for n, step in enumerate(steps, start=1):
+        if step["choices"] is None and step.get("questions") is None:
+            continue
+        page.goto(page.url.split("?")[0] + f"?step={n}&lang={lang}")
+        tools.wait_rendered(page, 0)
+        assert page.evaluate("() => window.scrollY") == 0
+        legends = page.locator("#step-question legend")
+        assert legends.count() == max(1, len(step.get("questions") or [])), step["id"]
+        for i in range(legends.count()):
+            legend = legends.nth(i).bounding_box()
+            assert legend["y"] >= 0 and legend["y"] + legend["height"] <= PHONE["height"], (step["id"], i, legend)
+        commit = box(page, "[data-commit]")
+        assert page.locator("[data-commit]").is_visible(), step["id"]
+        assert commit["y"] + commit["height"] <= PHONE["height"], (lang, step["id"], commit)
+        asked += 1
+    assert asked >= 16, asked
+    tools.screenshot(page, f"layout-lesson-phone-selftest-{lang}")
 
 
 def test_the_setup_folds_behind_a_button_on_a_phone(open_page, tools):

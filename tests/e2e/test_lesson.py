@@ -7,6 +7,7 @@ import math
 import re
 import urllib.request
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -475,3 +476,47 @@ def test_charts_are_greyed_while_the_lines_they_show_are_being_changed(open_page
     assert stale[0] and stale[1] < 0.6, stale
     wait_step(page, tools, count)
     assert page.get_attribute("#charts", "data-stale") is None and page.locator(".lesson-chart").count() >= 2
+
+
+def lesson_error(open_page, tools, n: int, lang: str, act) -> tuple:
+    """Open step n in `lang`, commit, do `act` (which provokes an error): the page and the error's text."""
+    page = open_page(f"/lesson?step={n}&lang={lang}", locale="en-US")
+    count = tools.render_count(page)
+    commit_first_choices(page)
+    count = wait_step(page, tools, count)
+    act(page)
+    wait_step(page, tools, count)
+    assert page.is_visible("#lesson-error"), f"step {n}: no error shown"
+    return page, page.inner_text("#lesson-error")
+
+
+ERRORS = {
+    "step 5, 130 characters": (5, lambda page: page.fill("#line-a", "白" * 130)),
+    "step 9, distance past 64": (9, lambda page: page.fill("#distance", "99")),
+    "an empty line": (1, lambda page: page.fill("#line-b", "")),
+}
+
+
+@pytest.mark.parametrize("first,then", [("zh", "fr"), ("fr", "zh")])
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_every_lesson_error_is_reworded_after_a_language_switch(open_page, tools, case, first, then):
+    """The error is kept as data and worded at render time: after a switch it reads exactly as the same error
+    made in the new language from the start."""
+    open_page.allow("status of 422")
+    n, act = ERRORS[case]
+    page, before = lesson_error(open_page, tools, n, first, act)
+    _, want = lesson_error(open_page, tools, n, then, act)
+    assert before != want, "the two languages word it alike: nothing to check"
+    page.select_option("#lang", then)
+    tools.wait_until(page, "(want) => document.querySelector('#lesson-error').innerText === want", want,
+                     message=f"{case}: still {page.inner_text('#lesson-error')!r}, want {want!r}")
+    assert page.is_visible("#lesson-error")
+
+
+def test_the_explorer_link_of_a_lesson_step_carries_no_training_step(open_page, tools):
+    """?step= on the lesson page is the lesson's step: the explorer link must not take it for a training step."""
+    for n in (5, 12):
+        page = open_page(f"/lesson?step={n}&lang=fr", locale="en-US")
+        href = page.get_attribute("#explorer-link", "href") or ""
+        query = parse_qs(urlparse(href).query)
+        assert "step" not in query and query.get("lang") == ["fr"], href

@@ -350,3 +350,37 @@ def test_chart_numbers_use_the_languages_decimal_separator(open_page, tools):
     assert labels and all(written.fullmatch(label) for label in labels), labels
     verdict = page.text_content("#depth-verdict")
     assert re.search(r"\d,\d+\u202f×\u202f10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]", verdict) and not re.search(r"\d\.\d", verdict), verdict
+
+
+ALIGN_PAIRS = [
+    ("白日依山尽", "山依日白尽"),  # a reordering
+    ("白日依山Q", "Z白日依山"),  # Q and Z are both the unknown id: a reordering to the model, not by character
+    ("白日依山尽", "白日依山尽黄河"),  # another length: no A − B at all
+    ("白日依山尽", "床前明月光"),  # other characters
+]
+
+
+@pytest.mark.parametrize("lang", ["zh", "fr"])
+def test_the_page_aligns_exactly_when_the_server_does(open_page, tools, server_url, lang):
+    """data-aligned on the A − B maps is the verdict's `aligned` being set, and the sentences under them agree."""
+    t = tools.texts(lang)
+    page = open_page(f"/?weights=random&pos=none&n_layer=1&lang={lang}")
+    for a, b in ALIGN_PAIRS:
+        if (a, b) != (LESSON_A, LESSON_B):
+            tools.redraw_after(page, lambda a=a, b=b: (page.fill("#line-a", a), page.fill("#line-b", b)))
+            tools.wait_idle(page)
+        judged = post_api(server_url, "/api/compare/verdict", {"line_a": a, "line_b": b, "position": "none",
+                                                               "weights": "random", "n_layer": 1})
+        aligned = judged["aligned"] is not None
+        assert page.get_attribute("#heatmaps", "data-aligned") == str(aligned).lower(), (a, b)
+        assert page.is_disabled("#align") == (not aligned), (a, b)
+        if len(a) != len(b):
+            assert page.is_hidden("#attn-diff-what") and page.is_hidden("#attn-verdict")
+            continue
+        what = "attn_diff_aligned" if aligned else "attn_diff_cells_other"
+        assert page.text_content("#attn-diff-what") == plain(t[what])
+        assert page.is_visible("#attn-verdict") == aligned, (a, b)
+        # The depth sentence is the verdict's reason, in the page's language.
+        reason = judged["depth"]["reason"]
+        assert page.text_content("#depth-verdict").startswith(
+            plain(t[f"depth_verdict_{reason}"]).split("{")[0]), (a, b, reason)

@@ -124,10 +124,21 @@ def test_the_relative_step_lets_the_student_set_the_distance(open_page, tools, s
     api = verdict_of(server_url, "relative", {"distance": 7})
     assert page.get_attribute("[data-verdict]", "data-outcome") == api["outcome"] == "rope"
     notice = page.inner_text("#notice")
-    assert "(m − n)·θ = 7.00 rad" in notice and "at 120 and 127" in notice, notice
-    page.fill("#distance", "65")  # past the rule: the page says so in its words, not the server's
-    tools.wait_until(page, "() => !document.querySelector('#lesson-error').hidden")
-    assert "64" in page.inner_text("#lesson-error")
+    f = api["figures"]
+    assert "θᵢ = 10,000^(−2i/32)" in notice and "(m − n)·θ₀ = 7.00 rad" in notice, notice
+    # The worked example's product, from the server's float64 figures: the same at the first and the last start.
+    product = f"{abs(f['dot_start0']):.4g}"  # its sign is the page's minus, not a hyphen
+    assert f"{abs(f['dot_start1']):.4g}" == product and notice.count(product) >= 3, notice
+    assert f"turn {f['last_start']:.2f} and {f['last_start'] + 7:.2f} rad" in notice, notice
+    # The chart (float32) and the verdict (float64) give two spreads: both are said.
+    assert "float32" in notice and "float64" in notice, notice
+    for typed in ("65", "2.5"):  # past the rule, or not whole: the page names the field and the rule
+        page.fill("#distance", "3")
+        tools.wait_until(page, "() => document.querySelector('#lesson-error').hidden")
+        page.fill("#distance", typed)
+        tools.wait_until(page, "() => !document.querySelector('#lesson-error').hidden")
+        error = page.inner_text("#lesson-error")
+        assert texts("en")["error_distance"].format(min=1, max=64) in error, error
     # The other steps have no distance.
     page.goto(f"{server_url}/lesson?step=1&lang=en")
     tools.wait_rendered(page, 0)

@@ -18,7 +18,7 @@ from model.heads import (
     is_mostly,
     is_spread,
     parallel_keys,
-    preference_sentence,
+    preference_role,
     preferences,
     punctuation_preference,
 )
@@ -130,7 +130,7 @@ def test_shipped_heads_json_is_the_whole_split_of_the_shipped_weights(val):
         for g, w in zip(got["heads"], want["heads"]):
             np.testing.assert_allclose(g["by_offset"], w["by_offset"], atol=1e-6)
             assert g["line_above"] == pytest.approx(w["line_above"], abs=1e-6)
-            assert g["summary"] == describe(w, fresh["punctuation_uniform"], fresh["entropy_uniform"])
+            assert g["role"] == describe(w, fresh["punctuation_uniform"], fresh["entropy_uniform"])
 
 
 def test_what_the_lesson_says_the_heads_learned():
@@ -144,12 +144,10 @@ def test_what_the_lesson_says_the_heads_learned():
         assert max(h["by_offset"]) - min(h["by_offset"]) < 0.02 and h["entropy"] > 3.5
 
 
-# ---- the sentences: each rule on hand-made numbers, then the shipped sentences against their own numbers
+# ---- the roles: each rule on hand-made numbers, then the shipped roles against their own numbers. The words are
+# the page's (static/js/head-role.js, static/i18n): tests/e2e/test_head_roles.py checks them in the four languages.
 
 PU, EU = 0.16, 4.16  # punctuation and entropy of an even row, about what the shipped models measure
-MOSTLY_WORD = {"zh": "主要", "ja": "主に", "fr": "surtout", "en": "mostly"}
-SPREAD_WORD = {"zh": "分散", "ja": "分散", "fr": "se répartit", "en": "spread over"}
-PERCENT = re.compile(r"(\d+)\u202f?%")
 
 
 def head(by_offset=(), **kw):
@@ -159,68 +157,66 @@ def head(by_offset=(), **kw):
             "line_above": 0.02, **kw}
 
 
+def named(role: dict) -> list[tuple]:
+    """The preferences a role names, as (kind, share) with the offset or the part where they have one."""
+    return [(p["kind"], p["share"], *[p[k] for k in ("d", "part") if p[k] is not None]) for p in role["named"]]
+
+
 def test_mostly_only_above_one_half():
     assert not is_mostly(0.49) and not is_mostly(0.504) and is_mostly(0.51)  # 50.4% shows as 50%
     over = describe(head([0.05, 0.51]), PU, EU)
-    assert over["en"] == "mostly the previous character (51%)"
-    assert over["zh"] == "主要看前一个字（51%）"
+    assert over["kind"] == "mostly" and named(over) == [("previous", 0.51)]
     under = describe(head([0.30, 0.49]), PU, EU)
-    assert under == {"zh": "看得最多的是前一个字（49%），其次是这个字自己（30%）",
-                     "ja": "割合の大きい順に直前の文字（49%）、その文字自身（30%）を見る",
-                     "fr": "regarde d'abord le caractère précédent (49\u202f%), puis le caractère lui-même (30\u202f%)",
-                     "en": "the largest shares on the previous character (49%) and the character itself (30%)"}
-    assert not any(MOSTLY_WORD[lang] in under[lang] for lang in MOSTLY_WORD)
+    assert under["kind"] == "largest" and named(under) == [("previous", 0.49), ("self", 0.30)]
 
 
 def test_below_one_half_names_the_top_three_worth_naming():
     three = describe(head([0.24, 0.32], last_mark=0.2), PU, EU)
-    assert three["en"] == ("the largest shares on the previous character (32%), the character itself (24%) "
-                           "and the latest punctuation mark (20%)")
-    assert three["fr"] == ("regarde d'abord le caractère précédent (32\u202f%), puis le caractère lui-même "
-                           "(24\u202f%) et le dernier signe de ponctuation (20\u202f%)")
+    assert three["kind"] == "largest" and named(three) == [("previous", 0.32), ("self", 0.24), ("last_mark", 0.2)]
     # A third below a tenth is left out; after a majority, the next one is named only from a tenth.
-    assert describe(head([0.24, 0.32, 0.09]), PU, EU)["en"] == (
-        "the largest shares on the previous character (32%) and the character itself (24%)")
-    majority = "mostly the previous character (60%)"
-    assert describe(head([0.12, 0.6]), PU, EU)["en"] == f"{majority}, then the character itself (12%)"
-    assert describe(head([0.09, 0.6]), PU, EU)["en"] == majority
+    assert named(describe(head([0.24, 0.32, 0.09]), PU, EU)) == [("previous", 0.32), ("self", 0.24)]
+    assert named(describe(head([0.12, 0.6]), PU, EU)) == [("previous", 0.6), ("self", 0.12)]
+    assert named(describe(head([0.09, 0.6]), PU, EU)) == [("previous", 0.6)]
     # The same place one line up is 5 back in a five-character poem: the two are not named as two things.
     couplet = head([0.05, 0.3, 0.02, 0.02, 0.02, 0.2], line_above=0.38)
-    assert describe(couplet, PU, EU)["en"] == ("the largest shares on the same place one line up (38%) "
-                                               "and the previous character (30%)")
+    assert named(describe(couplet, PU, EU)) == [("line_above", 0.38), ("previous", 0.3)]
+    assert named(describe(head([0.05, 0.1, 0.02, 0.02, 0.02, 0.3]), PU, EU))[0] == ("back", 0.3, 5)
 
 
 def test_punctuation_total_is_reported_with_the_latest_mark_as_its_part():
     # none L2H2: 87% on punctuation, 22% of it on the latest mark. It read "mostly the latest mark (22%)".
     marks = describe(head(punctuation=0.87, last_mark=0.22), PU, EU)
-    assert marks == {"zh": "主要看标点（87%，其中最近的一个标点占 22%）",
-                     "ja": "主に句読点（87%、うち直近の句読点に 22%）を見る",
-                     "fr": "regarde surtout la ponctuation (87\u202f%, dont 22\u202f% sur le dernier signe)",
-                     "en": "mostly punctuation (87%, of which 22% on the latest mark)"}
+    assert marks["kind"] == "mostly" and named(marks) == [("punctuation", 0.87, 0.22)]
     # The latest mark is named as a part only when it holds a share worth naming.
     assert punctuation_preference(head(punctuation=0.87, last_mark=0.05), PU) == {
         "kind": "punctuation", "share": 0.87, "part": None}
-    assert describe(head(punctuation=0.87, last_mark=0.05), PU, EU)["en"] == "mostly punctuation (87%)"
+    assert named(describe(head(punctuation=0.87, last_mark=0.05), PU, EU)) == [("punctuation", 0.87)]
     # Punctuation is a preference only at twice an even row's share: below that, the latest mark stands alone.
     assert punctuation_preference(head(punctuation=0.31, last_mark=0.3), PU) == {"kind": "last_mark", "share": 0.3}
     assert punctuation_preference(head(punctuation=0.32, last_mark=0.3), PU)["kind"] == "punctuation"
-    assert "punctuation (40%)" in describe(head(punctuation=0.4), PU, EU)["en"]
+    assert ("punctuation", 0.4) in named(describe(head(punctuation=0.4), PU, EU))
 
 
 def test_spread_means_within_0_3_nats_of_an_even_row():
     assert is_spread(EU - 0.29, EU) and not is_spread(EU - 0.31, EU)
     inside = describe(head(entropy=EU - 0.29), PU, EU)
-    assert inside["en"] == "spread over everything before it (entropy 3.9 nats, against 4.2 for an even spread)"
-    assert inside["fr"] == ("se répartit sur tout ce qui précède (entropie 3,9 nats, "
-                            "contre 4,2 pour une répartition égale)")
+    assert inside == {"kind": "spread", "named": [], "entropy": EU - 0.29, "entropy_uniform": EU}
     # Just outside, and no place with a tenth: not "spread", and its largest shares are not called preferences.
     outside = describe(head(entropy=EU - 0.31), PU, EU)
-    assert outside["en"] == ("no place stands out (entropy 3.9 nats, against 4.2 for an even spread); "
-                             "the largest shares on the latest punctuation mark (3%) and the character itself (2%)")
-    assert not any(SPREAD_WORD[lang] in outside[lang] for lang in SPREAD_WORD)
+    assert outside["kind"] == "broad" and named(outside) == [("last_mark", 0.03), ("self", 0.02)]
     # A head with a clear preference far from even is described by it.
-    sharp = preference_sentence(preferences(head([0.05, 0.71]), PU), 1.0, EU)
-    assert sharp["en"] == "mostly the previous character (71%)"
+    sharp = preference_role(preferences(head([0.05, 0.71]), PU), 1.0, EU)
+    assert sharp["kind"] == "mostly" and sharp["named"][0] == {"kind": "previous", "share": 0.71, "d": None,
+                                                               "part": None}
+
+
+def test_model_knows_no_language():
+    """model/ returns data; the page words it (static/i18n): no language code, no sentence template."""
+    for path in (WEIGHTS_DIR.parent).glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        assert not re.search(r"""["'](zh|ja|fr|en)["']""", source), path
+        assert not re.search(r"\{[a-z]\}", source), path  # a template's slot, as {x} or {p}
+        assert not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]{2,}[^\"]*[（(]", source), path  # a CJK phrase
 
 
 def test_a_head_that_attends_evenly_measures_the_even_rows_entropy(val):
@@ -236,7 +232,7 @@ def test_a_head_that_attends_evenly_measures_the_even_rows_entropy(val):
     assert stats["entropy_uniform"] == pytest.approx(np.log(np.arange(MAX_OFFSET + 1, 41)).mean(), abs=1e-12)
     for h in stats["layers"][0]["heads"]:
         assert h["entropy"] == pytest.approx(stats["entropy_uniform"], abs=1e-6)
-        assert describe(h, stats["punctuation_uniform"], stats["entropy_uniform"])["en"].startswith("spread over")
+        assert describe(h, stats["punctuation_uniform"], stats["entropy_uniform"])["kind"] == "spread"
 
 
 def shipped_heads():
@@ -248,24 +244,21 @@ def shipped_heads():
 
 
 @pytest.mark.parametrize(("model", "h"), list(shipped_heads()))
-def test_every_shipped_sentence_agrees_with_its_own_numbers(model, h):
-    """Read from the sentence, not rebuilt by describe: each figure is one of the head's numbers rounded,
-    "mostly" only above one half, "spread" exactly when within 0.3 nats of even, and punctuation when preferred."""
-    stats = {round(100 * x) for x in [*h["by_offset"], h["first"], h["punctuation"], h["last_mark"], h["line_above"]]}
+def test_every_shipped_role_agrees_with_its_own_numbers(model, h):
+    """Read from the role, not rebuilt by describe: each share is one of the head's numbers, "mostly" only above
+    one half, "spread" exactly when within 0.3 nats of even, and punctuation named when preferred."""
+    stats = [*h["by_offset"], h["first"], h["punctuation"], h["last_mark"], h["line_above"]]
     strong_punctuation = h["punctuation"] >= 2 * model["punctuation_uniform"]
     top = max([*h["by_offset"], h["first"], h["line_above"], h["last_mark"]]
               + [h["punctuation"]] * strong_punctuation)
     spread = model["entropy_uniform"] - h["entropy"] <= 0.3
-    for lang, sentence in h["summary"].items():
-        shares = [int(p) for p in PERCENT.findall(sentence)]
-        assert set(shares) <= stats, (lang, sentence)
-        assert (MOSTLY_WORD[lang] in sentence) == (not spread and round(100 * top) > 50), (lang, sentence)
-        if MOSTLY_WORD[lang] in sentence:
-            assert shares[0] > 50 and shares[0] == round(100 * top), (lang, sentence)
-        assert (SPREAD_WORD[lang] in sentence) == spread, (lang, sentence)
-        decimals = re.findall(r"\d+[.,]\d", sentence)
-        if decimals:
-            want = [f"{x:.1f}" for x in (h["entropy"], model["entropy_uniform"])]
-            assert decimals == [x.replace(".", ",") if lang == "fr" else x for x in want], (lang, sentence)
-        if strong_punctuation and not spread:
-            assert round(100 * h["punctuation"]) in shares, (lang, sentence)
+    role = h["role"]
+    shares = [p["share"] for p in role["named"]] + [p["part"] for p in role["named"] if p["part"] is not None]
+    assert all(share in stats for share in shares), role
+    assert (role["kind"] == "mostly") == (not spread and round(100 * top) > 50), role
+    if role["kind"] == "mostly":
+        assert role["named"][0]["share"] == top
+    assert (role["kind"] == "spread") == spread
+    assert role["entropy"] == h["entropy"] and role["entropy_uniform"] == model["entropy_uniform"]
+    if strong_punctuation and not spread:
+        assert h["punctuation"] in shares, role

@@ -56,6 +56,7 @@ def test_a_snapshots_val_loss_is_its_own(val, position, step):
     assert evaluate(model, ids, offsets[:CHECK_WINDOWS]) == pytest.approx(meta["check"]["val_loss"], abs=1e-5)
 
 
+@pytest.mark.slow  # 18 snapshots, 64 windows each
 @pytest.mark.parametrize(("position", "step"), SNAPSHOTS)
 def test_recorded_attention_agrees_with_a_fresh_run_on_part_of_the_split(val, measured, position, step):
     """The first 64 windows (7,168 queries) against the whole split's figures: within 0.05 at each offset."""
@@ -71,6 +72,7 @@ def test_recorded_attention_agrees_with_a_fresh_run_on_part_of_the_split(val, me
             assert h["entropy"] == pytest.approx(w["entropy"], abs=0.2)
 
 
+@pytest.mark.slow  # 64 windows, 9 variants each
 def test_recorded_ablation_agrees_with_a_fresh_run_on_part_of_the_split(val, measured):
     """As heads.json's test: a fresh run on the first 64 windows lands within 0.1 nats overall, 0.3 by kind.
     (How near a part comes varies by snapshot: the whole split is checked exactly below.)"""

@@ -73,7 +73,6 @@ const ui = {
   status: $("#class-status"),
   connection: $("#class-connection"),
   held: $("#class-held"),
-  nav: $(".lesson-nav"),
   share: $(".lesson-share"),
 };
 
@@ -255,7 +254,7 @@ function render() {
   document.body.classList.toggle("is-class-over", role === "over");
   // A student's page follows the teacher: no navigation of its own, no step QR code; where the step
   // buttons were, the page says why they are gone. After the end, nothing of the teacher's comes back.
-  show(ui.nav, role !== "student" && role !== "over");
+  lesson.navigation(role !== "student" && role !== "over");
   show(ui.share, role === null);
   show(ui.held, role === "student");
   if (role === "student") ui.held.textContent = tr("class_nav_held", { code });

@@ -12,7 +12,7 @@
 //   "verdict"  a reveal is drawn: detail.outcome is the step's outcome (null when none can be given).
 //
 // The page (main.js) attaches what draws: {has(n), current(), show(n, opts), keep(answer), reveal(from),
-// revealing(), hint(text)}.
+// revealing(), hint(text), navigation(open)}.
 
 export class LessonController extends EventTarget {
   #page = null;
@@ -84,6 +84,11 @@ export class LessonController extends EventTarget {
   /** A line under the question's button, where a student looks after answering. */
   hint(text) {
     this.#page.hint(text);
+  }
+
+  /** Whether this screen moves on its own: a student in a class follows the teacher, without step buttons. */
+  navigation(open) {
+    this.#page.navigation(open);
   }
 
   /**

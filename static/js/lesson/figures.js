@@ -2,7 +2,6 @@
 // log scale, and the last position's attention aligned character by character. Whether a gap is
 // rounding is the server's verdict, worded beside the chart: no bar is judged here.
 
-import { reorderingOf } from "../align.js";
 import { escapePlotly as esc, labelled, tr } from "../i18n.js";
 import { COLORS, MUTED, PUOR, baseLayout, lineAxis, sci, visible } from "../plots.js";
 
@@ -31,12 +30,11 @@ export function gapBarsFigure({ items }) {
 }
 
 /**
- * The last row of each head's pattern, B's weights moved to A's characters (align.js's reordering).
- * null when B is not a reordering of A. patternA, patternB: [head][query][key] of one layer.
- * Returns {chars, z: [head][key of A]}.
+ * The last row of each head's pattern, B's weights moved to A's characters by the server's `alignment` (perm[i]:
+ * the position in B of A's i-th id). null when B is not a reordering of A (perm null).
+ * patternA, patternB: [head][query][key] of one layer. Returns {chars, z: [head][key of A]}.
  */
-export function alignLastRow(tokensA, tokensB, patternA, patternB) {
-  const perm = reorderingOf(tokensA, tokensB);
+export function alignLastRow(perm, tokensA, patternA, patternB) {
   if (!perm) return null;
   const last = tokensA.length - 1;
   const z = patternA.map((head, h) => head[last].map((w, i) => w - patternB[h][last][perm[i]])); // both lines' last query

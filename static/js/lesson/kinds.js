@@ -16,7 +16,7 @@ import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../plots-results.js";
 import { kindFigure, lossFigure } from "../plots-ablation.js";
-import { rhythmMeaning, splitExercises } from "../shipped.js";
+import { exerciseRuns, rhythmMeaning } from "../shipped.js";
 import { alignLastRow, alignedFigure, gapBarsFigure } from "./figures.js";
 
 const chars = (text) => [...(text ?? "")];
@@ -61,7 +61,7 @@ function reason(verdict, setup) {
 }
 
 /** Steps that ask "same or different" (or "stays or gone", "rounding or large"): the last position's gap. */
-function gapKind({ bars, notice, lesson }) {
+function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
   return {
     fetch: fetchCompare,
     judge(data, ctx) {
@@ -75,7 +75,7 @@ function gapKind({ bars, notice, lesson }) {
       return judged(data, sentences([numbers, reason(v, ctx.setup)]), f.gap);
     },
     charts(data, ctx) {
-      return [barsChart(bars(data, ctx)), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
+      return [barsChart(bars(data, ctx), caption), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
         ? [alignedChart(data), heatmapChart(data, 0, 0), heatmapChart(data, 1, 0)] : [])];
     },
     notice: notice ?? ((data) => alignedNotice(data)),
@@ -85,14 +85,14 @@ function gapKind({ bars, notice, lesson }) {
   };
 }
 
-function barsChart(items) {
+function barsChart(items, caption) {
   const list = items.map((item) => labelled(item.label, sci(item.value))).join(tr("list_sep"));
-  return { name: "gap", caption: tr("chart_bars"), alt: tr("chart_bars_alt", { items: list }), figure: gapBarsFigure({ items }) };
+  return { name: "gap", caption: tr(caption), alt: tr("chart_bars_alt", { items: list }), figure: gapBarsFigure({ items }) };
 }
 
 function aligned(data) {
   const [a, b] = data.lines;
-  return alignLastRow(a.tokens, b.tokens, a.attention[0], b.attention[0]);
+  return alignLastRow(data.alignment, a.tokens, a.attention[0], b.attention[0]);
 }
 
 function alignedChart(data) {
@@ -105,7 +105,9 @@ function alignedChart(data) {
   return {
     name: "aligned",
     caption: tr("chart_aligned"),
-    alt: tr("chart_aligned_alt", { gap: sci(best.gap), h: best.h + 1, ch: visible(result.chars[best.i]) }),
+    // A largest gap of 0 sits at no head and no character: it is said as "every gap is 0".
+    alt: best.gap === 0 ? tr("chart_aligned_alt_zero")
+      : tr("chart_aligned_alt", { gap: sci(best.gap), h: best.h + 1, ch: visible(result.chars[best.i]) }),
     figure: alignedFigure(result),
   };
 }
@@ -114,9 +116,13 @@ function alignedNotice(data) {
   const result = aligned(data);
   if (!result || !data.verdict.aligned) return tr("chart_aligned_missing");
   const gap = Math.max(...result.z.flat().map(Math.abs));
-  return tr(data.verdict.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
-    gap: sci(gap), gap64: sci(data.verdict.figures.aligned_gap64),
+  const v = data.verdict;
+  const text = tr(v.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
+    gap: sci(gap), gap64: sci(v.figures.aligned_gap64),
   });
+  // Layer 1 blind to the order while the output tells the lines apart: the order came in at a later layer.
+  const later = v.aligned === "rounding" && v.difference === "real" && v.figures.n_layer > 1 && data.model.causal;
+  return sentences([text, later ? tr("notice_aligned_later", { n_layer: v.figures.n_layer }) : ""]);
 }
 
 /** Line 0 (A) or 1 (B), one head of layer 1: the explorer's heatmap. */
@@ -137,13 +143,16 @@ function heatmapChart(data, lineIndex, head) {
   };
 }
 
-/** A mode as a bar's label says it: "no positions" rather than the mode's name "none". */
-const modePhrase = (position) => (position === "none" ? tr("mode_none_phrase") : modeLabel(position));
+/** A mode as a bar's label says it: "no positions" rather than the mode's name "none"; and the mask when off. */
+function modePhrase(position, causal = true) {
+  const mode = position === "none" ? tr("mode_none_phrase") : modeLabel(position);
+  return causal ? mode : tr("mode_mask_off", { mode });
+}
 
 /** The model on screen first, then the untrained models of 1 to 3 layers in the same mode, heads and mask. */
 function depthBars(data) {
   const model = data.model;
-  const mode = modePhrase(model.position);
+  const mode = modePhrase(model.position, model.causal); // the grey bars were run with the same mask
   const onScreen = {
     label: tr(model.weights === "trained" ? "bar_model_trained" : "bar_model_random", { n_layer: model.n_layer, mode }),
     value: data.difference.with_position.max_abs,
@@ -159,7 +168,7 @@ function depthNotice(data) {
   const rows = data.by_depth;
   return tr("notice_depth", {
     n_layer: rows.at(-1).n_layer, d1: sci(rows[0].with_position.max_abs), dn: sci(rows.at(-1).with_position.max_abs),
-    mode: modeLabel(data.model.position),
+    mode: modePhrase(data.model.position, data.model.causal),
   });
 }
 
@@ -207,6 +216,7 @@ const thisModelBar = (data) => [{ label: tr("bar_this"), value: data.difference.
 
 const order = gapKind({
   bars: thisModelBar,
+  caption: "chart_bars_one",
   lesson: lessonFigure((data, ctx) => tr("order_lesson", {
     value: sci(ctx.step.lesson.value), ours: sci(data.difference.with_position.max_abs),
   })),
@@ -222,9 +232,10 @@ const leak = gapKind({
 
 const nomask = gapKind({ bars: depthBars, notice: depthNotice });
 
-const pair = gapKind({ bars: thisModelBar });
+const pair = gapKind({ bars: thisModelBar, caption: "chart_bars_one" });
 
 const posemb = gapKind({
+  caption: "chart_bars_posemb",
   bars: (data) => [
     { label: tr("bar_without_positions"), value: data.difference.without_position.max_abs },
     { label: tr("bar_with_positions", { mode: modeLabel(data.model.position) }), value: data.difference.with_position.max_abs, current: true },
@@ -382,34 +393,42 @@ const relative = {
   },
   notice(data) {
     if (data.tooShort) return "";
-    // Why only the distance counts, for pair 0 at the first and the last start: the two angles subtract.
+    // Why only the distance counts: θᵢ, then pair 0 of layer 1 head 1 in the server's numbers (float64), turned
+    // at the first and the last start, and turned by the difference alone.
     const f = data.verdict.figures;
-    const angle = (p) => num((p * f.theta_first).toFixed(2));
+    const rad = (x) => num(x.toFixed(2));
+    const four = (x) => num(x.toPrecision(4));
     const [s0, s1, d] = [data.starts[0], data.starts.at(-1), f.distance];
-    const why = tr("relative_angles", {
-      theta: num(f.theta_first.toFixed(2)), d, s0, m0: s0 + d, s1, m1: s1 + d,
-      a0: angle(s0), b0: angle(s0 + d), a1: angle(s1), b1: angle(s1 + d), diff: angle(d),
+    const formula = tr("relative_formula", { base: grouped(f.base), d: f.head_dim, theta: rad(f.theta_first) });
+    const example = tr("relative_example", {
+      first: visible(data.first), second: visible(data.second),
+      q: tr("relative_vector", { x: four(f.q0), y: four(f.q1) }), k: tr("relative_vector", { x: four(f.k0), y: four(f.k1) }),
+      dot: four(f.dot_unturned),
+      s0, m0: s0 + d, a0: rad(s0 * f.theta_first), b0: rad((s0 + d) * f.theta_first), dot0: four(f.dot_start0),
+      s1, a1: rad(s1 * f.theta_first), b1: rad((s1 + d) * f.theta_first), dot1: four(f.dot_start1),
+      diff: rad(d * f.theta_first), dotd: four(f.dot_difference),
     });
-    return sentences([why, data.scores.none ? tr("notice_relative", { none: sci(spread(data.scores.none[0][0])) }) : ""]);
+    // The chart is float32 (/api/relative), the verdict float64: two spreads, both said.
+    const precision = tr("relative_precision", { rope32: sci(spread(data.scores.rope[0][0])), rope64: sci(f.spread_rope) });
+    return sentences([formula, example, precision,
+      data.scores.none ? tr("notice_relative", { none: sci(spread(data.scores.none[0][0])) }) : ""]);
   },
-  snippet: (ctx) => [
+  snippet: (ctx, data) => [
     "from model.assets import checkpoint_path",
     "from model.checkpoint import load_checkpoint",
     "from model.probes import pair_scores",
     "",
     'model, tok, meta = load_checkpoint(checkpoint_path("rope"))',
     `first, second = tok.encode(${py(chars(ctx.setup.a).slice(0, 2).join(""))})`,
-    `scores = pair_scores(model, first, second, range(0, ${128 - (ctx.setup.distance ?? 1)}, 6), ` +
-      `distance=${ctx.setup.distance ?? 1})  # (layer, head, start)`,
+    `starts = ${JSON.stringify(data.starts ?? [])}  # the starts /api/relative used (a JSON list is a Python list)`,
+    `scores = pair_scores(model, first, second, starts, distance=${ctx.setup.distance ?? 1})  # (layer, head, start)`,
     "print((scores[0, 0].max() - scores[0, 0].min()).item())",
   ].join("\n"),
 };
 
-function ropeLength(data) {
-  const run = (data.runs ?? []).find((r) => r.position === "rope");
-  if (!run) return null;
-  const n = run.train_length;
-  return { run, before: mean(run.loss.slice(0, n)), after: mean(run.loss.slice(n)) };
+/** The shipped rope run, when there is one: the chart draws it. Its means are the verdict's figures. */
+function ropeRun(data) {
+  return (data.runs ?? []).find((r) => r.position === "rope") ?? null;
 }
 
 const length = {
@@ -420,26 +439,28 @@ const length = {
     const text = tr("length_verdict", {
       before: fixed(f.before), after: fixed(f.after), n: f.train_length, last: f.train_length - 1, end: f.length - 1,
     });
-    return judged(data, text, f.after);
+    // Where the rise starts (the server's smoothed reading), then why: angles training never showed.
+    const where = { smooth: f.smooth, nats: num(f.rise_nats), rise: f.rise, worse: f.worse };
+    const rise = f.rise === undefined ? "" : tr(f.worse === undefined ? "length_rise_only" : "length_rise", where);
+    const why = data.verdict.outcome === "rises" ? tr("length_why_rope", { last: f.train_length - 1 }) : "";
+    return judged(data, sentences([text, rise, why]), f.after);
   },
   charts(data) {
-    const r = ropeLength(data);
-    if (!r) return [];
+    if (!ropeRun(data) || data.verdict.outcome === null) return [];
+    const f = data.verdict.figures;
     return [{
       name: "length", caption: tr("chart_length"),
-      alt: tr("chart_length_alt", { before: fixed(r.before), after: fixed(r.after) }),
+      alt: tr("chart_length_alt", { before: fixed(f.before), after: fixed(f.after) }),
       figure: lengthFigure({ runs: data.runs }),
     }];
   },
   notice(data) {
-    const r = ropeLength(data);
-    const none = (data.runs ?? []).find((run) => run.position === "none");
-    if (!r || !none) return "";
-    const before = mean(none.loss.slice(0, none.train_length));
-    const after = mean(none.loss.slice(none.train_length));
-    return tr("notice_length", {
-      none_before: fixed(before), none_after: fixed(after), none_rise: fixed(after - before), rope_rise: fixed(r.after - r.before),
-    });
+    const f = data.verdict.figures;
+    if (f.none_before === undefined || f.before === undefined) return "";
+    return sentences([tr("notice_length", {
+      none_before: fixed(f.none_before), none_after: fixed(f.none_after), none_rise: fixed(f.none_after - f.none_before),
+      rope_rise: fixed(f.after - f.before),
+    }), f.none_after > f.none_before ? tr("length_why_none", { last: f.train_length - 1 }) : ""]);
   },
   snippet: () => [
     "import json",
@@ -472,8 +493,8 @@ const split = {
     const body = el("tbody", {}, data.params.map((p) => el("tr", { className: p.n_head === data.n_head ? "is-current" : "" }, [
       el("th", { scope: "row", text: String(p.n_head) }),
       el("td", { text: String(data.n_embd / p.n_head) }),
-      el("td", { text: String(p.qkv) }),
-      el("td", { text: String(p.proj) }),
+      el("td", { text: grouped(p.qkv) }),
+      el("td", { text: grouped(p.proj) }),
     ])));
     const table = el("table", { className: "data-table" }, [el("caption", { className: "visually-hidden", text: tr("chart_split") }), head, body]);
     return [{ name: "split", caption: tr("chart_split"), alt: "", table: el("div", {}, [flow, table]) }];
@@ -539,10 +560,19 @@ const ablate = {
     const v = data.verdict;
     if (v.outcome === null) return judged(data, tr(`reason_${v.reason}`, { mode: modeLabel(ctx.setup.position) }));
     const f = v.figures;
-    return judged(data, tr("ablate_verdict", {
-      characters: grouped(f.characters), head: f.head, share: pct(f.share),
-      punctuation: fixed(f.punctuation, 2), second_line: fixed(f.second_line, 2), other: fixed(f.other, 2),
-    }), f[v.outcome]);
+    const kinds = ["punctuation", "second_line", "other"];
+    const vars = { characters: grouped(f.characters), head: f.head, share: pct(f.share) };
+    for (const k of kinds) Object.assign(vars, { [k]: fixed(f[k], 2), [`before_${k}`]: fixed(f[`before_${k}`], 2), [`after_${k}`]: fixed(f[`after_${k}`], 2) });
+    // The question asks where the loss rises most; which kind is hardest with the head off is another
+    // question, with another answer when the head matters most where the model was surest.
+    const top = (key) => kinds.reduce((x, y) => (f[`${key}${y}`] > f[`${key}${x}`] ? y : x));
+    const [gains, hardest, easiest] = [top(""), top("after_"), kinds.reduce((x, y) => (f[`before_${y}`] < f[`before_${x}`] ? y : x))];
+    const kind = (k) => tr(`ablate_kind_${k}`);
+    return judged(data, sentences([
+      tr("ablate_verdict", vars),
+      gains === hardest ? "" : tr("ablate_not_hardest", { gains: kind(gains), hardest: kind(hardest) }),
+      gains === easiest && gains !== hardest ? tr("ablate_surest", { gains: kind(gains), before: vars[`before_${gains}`] }) : "",
+    ]), f[v.outcome]);
   },
   charts(data) {
     if (!data.answer) return [];
@@ -585,7 +615,7 @@ export function orderLabel(order, key) {
 }
 
 function trainingKind(key) {
-  const runsOf = (data) => splitExercises(data.runs ?? [])[key];
+  const runsOf = (data) => exerciseRuns(data)[key];
   const label = (run) => (key === "heads" ? headsLabel(run.n_head) : modeLabel(run.position));
   const listOf = (runs) => runs.map((r) => `${label(r)} ${fixed(finalLoss(r))}`).join(tr("list_sep"));
   const labelOf = (id) => (key === "heads" ? headsLabel(Number(id)) : modeLabel(id));

@@ -4,6 +4,7 @@
 // (controller.js), which this page attaches its drawing to; class mode (class.js) drives the same controller.
 
 import { ApiError } from "../api.js";
+import { LANGS } from "../constants.js";
 import { explorerUrl, showLineHints, trainedNote } from "../controls.js";
 import { $, $$, clear, el, show } from "../dom.js";
 import { draw, purge } from "../draw.js";
@@ -23,7 +24,6 @@ import { allAnswers, answerOf, saveAnswer } from "./store.js";
 const BURST_MS = 50;
 const { steps: STEPS, options: OPTIONS, texts: firstTexts, lesson_texts: firstLessonTexts } =
   JSON.parse($("#lesson-data").textContent);
-const LANGS = ["zh", "ja", "fr", "en"];
 
 const ui = {
   article: $("#results"),
@@ -272,7 +272,7 @@ function resetReveal() {
   revealedStep = null;
   show(ui.reveal, false);
   clearAnswer();
-  show(ui.error, false);
+  hideError();
 }
 
 /** Take the last answer off the screen: its verdict, charts and notes were for lines no longer in the boxes. */
@@ -394,7 +394,7 @@ async function reveal({ scroll = false } = {}) {
   if ((answerOf(step.id)?.outcome ?? null) === null) {
     saveAnswer(step.id, { outcome: answer.judged.outcome, accepted: answer.judged.accepted });
   }
-  show(ui.error, false);
+  hideError();
   await updatePanels();
   if (scroll) ui.reveal.scrollIntoView({ block: "start" });
   finishReveal();
@@ -422,17 +422,31 @@ function finishReveal() {
   bumpRenderCount();
 }
 
+let shownError = null; // the error on screen, kept as data: worded at render time, so a language switch re-words it
+
 /** An error in the page's language (errors.js), never the server's English msg; the last answer goes. */
 function showError(error) {
   if (!(error instanceof ApiError)) console.error(error);
-  const setup = setupOf(current());
-  const fields = error instanceof ApiError ? error.fields.map((e) => lineMessage(e, setup)) : [];
-  const general = fields.length && ![413, 429].includes(error.status) ? [] : [generalMessage(error)];
+  shownError = error;
   clearAnswer();
-  ui.error.textContent = sentences([...fields, ...general]);
+  wordError();
   show(ui.error, true);
   setBusy(false);
   bumpRenderCount();
+}
+
+/** The error on screen, worded in the page's language now, from its fields and the setup on screen. */
+function wordError() {
+  const error = shownError;
+  const setup = setupOf(current());
+  const fields = error instanceof ApiError ? error.fields.map((e) => lineMessage(e, setup)) : [];
+  const general = fields.length && ![413, 429].includes(error.status) ? [] : [generalMessage(error)];
+  ui.error.textContent = sentences([...fields, ...general]);
+}
+
+function hideError() {
+  shownError = null;
+  show(ui.error, false);
 }
 
 // ---- what a reveal draws: one interface, {update(answer), redraw()}, for every panel -----------
@@ -796,6 +810,7 @@ async function switchLanguage(lang) {
   renderNav();
   renderQuestion(current());
   if (setupOf(current())) updateHints(setupOf(current()));
+  if (shownError) wordError();
   // The verdict is worded by the kind's judge: ask it again, in the new language.
   if (answer?.kind) answer.judged = judge(answer);
   for (const panel of PANELS) await panel.redraw();
@@ -860,6 +875,7 @@ function start() {
     reveal: revealHere,
     revealing: () => revealedStep === state.step,
     hint: (text) => { ui.commitHint.textContent = text; },
+    navigation: (open) => show($(".lesson-nav"), open),
   });
   bind();
   startClassMode(STEPS);

@@ -1,0 +1,40 @@
+"""Each constant lives once, in Python: the pages read the modes, the languages, the limits and the defaults from
+/api/options, which the page embeds as it is (static/js/constants.js), and no script spells them out again."""
+
+import json
+import re
+from pathlib import Path
+
+from app.i18n import LANGS
+from app.lesson_steps import LESSON_LINES
+from app.schemas.ablation import MAX_ABLATE_CHARS
+from model.gpt import POSITION_MODES
+
+STATIC_JS = Path(__file__).resolve().parents[2] / "static" / "js"
+EMBEDDED = re.compile(r'<script type="application/json" id="page-options">(.*?)</script>', re.S)
+
+
+def test_options_carry_the_constants_the_pages_use(client):
+    options = client.get("/api/options").json()
+    assert options["positions"] == list(POSITION_MODES)
+    assert options["langs"] == list(LANGS)
+    assert options["max_ablate_chars"] == MAX_ABLATE_CHARS
+    too_long = client.post("/api/ablate", json={"line": "白" * (MAX_ABLATE_CHARS + 1)})
+    assert too_long.status_code == 422 and too_long.json()["detail"][0]["ctx"]["max_length"] == MAX_ABLATE_CHARS
+    assert (options["defaults"]["line_a"], options["defaults"]["line_b"]) == (LESSON_LINES["a"], LESSON_LINES["b"])
+
+
+def test_both_pages_embed_the_options_as_the_api_answers_them(client):
+    options = client.get("/api/options").json()
+    for path in ("/?lang=en", "/lesson?lang=en"):
+        page = client.get(path).text
+        assert json.loads(EMBEDDED.search(page).group(1)) == options, path
+
+
+def test_no_script_spells_out_the_modes_or_the_languages():
+    for path in STATIC_JS.rglob("*.js"):
+        source = path.read_text(encoding="utf-8")
+        assert not re.search(r'\[\s*"learned",\s*"rope",\s*"none"\s*\]', source), path
+        assert not re.search(r'\[\s*"zh",\s*"ja",\s*"fr",\s*"en"\s*\]', source), path
+        assert f'"{LESSON_LINES["a"]}"' not in source and f'"{LESSON_LINES["b"]}"' not in source, path
+        assert not re.search(r"MAX_\w*CHARS\s*=\s*\d", source), path
