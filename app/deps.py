@@ -17,6 +17,7 @@ from app.services.classes import Classes
 from app.services.rate_limits import ClassLimits
 from app.settings import Settings
 from app.vendor import VendoredScript
+from app.verdict_path import VerdictPath
 
 
 async def get_registry(request: Request) -> ModelRegistry:
@@ -59,6 +60,11 @@ def compare_path(request: Request) -> tuple[ResponseCache, Batcher]:
 
 async def get_limits(request: Request) -> ClassLimits:
     return request.app.state.limits
+
+
+def verdict_path(request: Request) -> VerdictPath:
+    """The verdict routes' path (app.verdict_path), by a plain call as compare_path."""
+    return request.app.state.verdicts
 
 
 def loaded(request: Request, name: str) -> Any | None:

@@ -29,10 +29,13 @@ class Encoded:
     costs more than the rest of a cached answer's request (docs/benchmarks.md). Used from the event
     loop only."""
 
-    __slots__ = ("json", "_gzip")
+    __slots__ = ("json", "facts", "_gzip")
 
-    def __init__(self, json: bytes):
+    def __init__(self, json: bytes, facts: object = None):
         self.json = json
+        # What the computation measured besides its JSON, for another route on the same request: /api/compare's
+        # GapFacts, which /api/compare/verdict reads instead of running the model again.
+        self.facts = facts
         # The gzip form, or for a large body the task making it in a thread: the requests that share this
         # answer (a class pressing the same step at once) then wait for one compression.
         self._gzip: bytes | asyncio.Future | None = None

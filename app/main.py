@@ -16,7 +16,7 @@ from fastapi.templating import Jinja2Templates
 
 from app import docs
 from app.batcher import Batcher
-from app.encoding import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES
+from app.encoding import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES, Encoded, encode
 from app.errors import InputError
 from app.registry import ModelRegistry
 from app.response_cache import ResponseCache
@@ -26,9 +26,11 @@ from app.services.class_events import Broadcaster
 from app.services.classes import ClassError, Classes
 from app.services.compare import batch_key, compare_many
 from app.services.rate_limits import ClassLimits
+from app.services.verdicts import judge_many
 from app.settings import Settings
 from app.stores import open_store
 from app.vendor import load_plotly
+from app.verdict_path import VerdictPath
 
 ROOT = Path(__file__).resolve().parent.parent
 SHUTDOWN_SECONDS = 5  # how long the class store may take to close when a worker stops
@@ -50,7 +52,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
         registry = app.state.registry
         app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
-                                    settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key)
+                                    settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key,
+                                    encode=lambda answer: Encoded(encode(answer), answer.facts))
+        verdicts = Batcher(lambda items: judge_many(items, registry), app.state.cache.limiter,
+                           settings.batch_size, settings.batch_wait_ms / 1000, key=lambda item: item.key)
+        app.state.verdicts = VerdictPath(app.state.cache, registry, verdicts)
         store = open_store(settings)
         app.state.classes = Classes(store, settings.max_classes, settings.max_students)
         app.state.class_events = Broadcaster(store)

@@ -3,9 +3,10 @@
 Forty students pressing the same preset in the same second then cost one model run: the first
 request computes, the others wait for its answer (single flight), and later ones find it cached.
 A hit is answered on the event loop; a miss runs the model in a worker thread, so the loop (and
-/healthz) never waits on torch. At most `model_threads` misses run at once: more threads only
-fight over the GIL and the cores, and starve the event loop; the rest wait on the loop, which
-costs nothing. Fresh /api/compare misses are batched across requests (app.batcher)."""
+/healthz) never waits on torch. At most `model_threads` model runs happen at once per worker, for every
+route that runs a model (compare, its verdict, the lesson's verdicts, ablate, relative): they all run in
+threads of this one limiter, alone (answer) or batched (app.batcher). More threads only fight over the GIL
+and the cores, and starve the event loop; the rest wait on the loop, which costs nothing."""
 
 import asyncio
 from collections import OrderedDict
@@ -39,12 +40,33 @@ class ResponseCache:
         """On a miss, req joins the batcher's next batch."""
         return await self._answer(route, req, lambda: batcher.submit(req))
 
+    async def answer_from(self, route: str, req: BaseModel, produce: Callable[[], Awaitable[bytes | Encoded]]
+                          ) -> Encoded:
+        """On a miss, produce() makes the answer on the event loop: it must run any model through this cache's
+        limiter (answer, a batcher)."""
+        return await self._answer(route, req, produce)
+
+    async def peek(self, route: str, req: BaseModel) -> Encoded | None:
+        """The answer kept or being computed for this request, without computing it: None when there is none,
+        or when the one being computed fails (its own request reports that)."""
+        if not self.size:
+            return None
+        key = f"{route} {req.model_dump_json()}"
+        answer = self._items.get(key)
+        if answer is not None or key not in self._in_flight:
+            return answer
+        try:
+            return await asyncio.shield(self._in_flight[key])
+        except Exception:
+            return None
+
     async def _run(self, compute: Callable[[], object]) -> bytes:
         return await to_thread.run_sync(lambda: encode(compute()), limiter=self.limiter)
 
-    async def _answer(self, route: str, req: BaseModel, produce: Callable[[], Awaitable[bytes]]) -> Encoded:
+    async def _answer(self, route: str, req: BaseModel, produce: Callable[[], Awaitable[bytes | Encoded]]
+                      ) -> Encoded:
         if not self.size:
-            return Encoded(await produce())
+            return _encoded(await produce())
         # model_dump_json writes every field, defaults included: {} and the explicit defaults share a key.
         key = f"{route} {req.model_dump_json()}"
         answer = self._items.get(key)
@@ -55,7 +77,7 @@ class ResponseCache:
             return await asyncio.shield(self._in_flight[key])
         future = self._in_flight[key] = asyncio.get_running_loop().create_future()
         try:
-            answer = Encoded(await produce())
+            answer = _encoded(await produce())
         except Exception as exc:
             future.set_exception(exc)
             future.exception()  # retrieved: waiters re-raise it; without waiters asyncio stays quiet
@@ -74,3 +96,7 @@ class ResponseCache:
         self._bytes += len(answer.json)
         while len(self._items) > self.size or self._bytes > self.max_bytes:
             self._bytes -= len(self._items.popitem(last=False)[1].json)
+
+
+def _encoded(answer: bytes | Encoded) -> Encoded:
+    return answer if isinstance(answer, Encoded) else Encoded(answer)

@@ -3,6 +3,7 @@ and print a Markdown table for docs/benchmarks.md. Loopback only; every run is b
 
     python scripts/bench.py [--workers 2] [--duration 10] [--port PORT]
     python scripts/bench.py --only typing [--keystrokes 20]   # the keystroke-to-heatmap figure alone
+    python scripts/bench.py --only class [--students 10 30 60]  # a keystroke against a comparison, a class typing
 
 Also: the time to the first heatmap and the weight of each page in chromium (cold cache, median of
 5), the time from a keystroke to the changed line's heatmaps redrawn, and how many fresh comparisons
@@ -48,6 +49,112 @@ request = function()
   return wrk.format(nil, nil, nil, body)
 end
 """
+
+
+# A keystroke against a comparison. wrk runs one connection per thread here (-t = -c), so each thread's Lua state
+# is one client's: a keystroke is /api/compare, then its verdict on the same body and connection, as the pages send
+# them. Lines: "fresh" are two new lines of 7 characters each time; "typing" keeps line A and types line B, one new
+# character a keystroke, 1 to 7 characters long. Mode "alone" sends the comparison only.
+KEYSTROKE_LUA = r"""
+local text = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡"
+  .. "春眠不觉晓处闻啼鸟夜来风雨声花落知多少"
+local chars = {}
+for i = 1, #text, 3 do chars[#chars + 1] = text:sub(i, i + 2) end
+local mode, lines, page = "%(mode)s", "%(lines)s", "%(page)s"
+local ids = 0
+function setup(thread) ids = ids + 1; thread:set("id", ids) end
+function init(args) math.randomseed(id * 7919 + os.time()) end
+local function pick(n)
+  local out = {}
+  for i = 1, n do out[i] = chars[math.random(#chars)] end
+  return table.concat(out)
+end
+local a, typed, phase = "白日依山尽", "", 1
+local function compare_body()
+  if page == "lesson" then
+    return string.format('{"line_a":"%%s","line_b":"%%s","position":"none","weights":"random","n_head":4,"n_layer":1}',
+      a, typed)
+  end
+  return string.format('{"line_a":"%%s","line_b":"%%s","position":"learned","weights":"trained"}', a, typed)
+end
+local function verdict()
+  if page == "lesson" then
+    return "/api/lesson/order/verdict", string.format(
+      '{"a":"%%s","b":"%%s","position":"none","weights":"random","causal":true,"n_layer":1,"n_head":4}', a, typed)
+  end
+  return "/api/compare/verdict", compare_body()
+end
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  phase = 1 - phase
+  if mode == "alone" or phase == 0 then
+    if lines == "fresh" then
+      a, typed = pick(7), pick(7)
+    else
+      typed = (#typed >= 21) and chars[math.random(#chars)] or typed .. chars[math.random(#chars)]
+    end
+    return wrk.format(nil, "/api/compare", nil, compare_body())
+  end
+  local path, body = verdict()
+  return wrk.format(nil, path, nil, body)
+end
+"""
+
+
+def keystroke_rates(server_pid: int, base: str, connections: int, seconds: int) -> dict:
+    """Keystrokes a second against comparisons a second, in one run: {(page, lines): (alone, keystroke)}. Each
+    figure is two wrk runs of seconds / 2, in the order alone, keystroke, keystroke, alone, so that a machine
+    growing busier or quieter meanwhile weighs on both alike; one connection per client thread."""
+    rates = {}
+    for page, lines in (("explorer", "fresh"), ("explorer", "typing"), ("lesson", "typing")):
+        runs = {"alone": [], "keystroke": []}
+        for mode in ("alone", "keystroke", "keystroke", "alone"):
+            lua = KEYSTROKE_LUA % {"mode": mode, "lines": lines, "page": page}
+            cmd = wrk_command(base + "/api/compare", connections, max(1, seconds // 2), lua)
+            cmd[1] = f"-t{connections}"
+            before = workers_cpu_s(server_pid)
+            runs[mode].append(parse_wrk(subprocess.run(cmd, capture_output=True, text=True,
+                                                       timeout=seconds + 30).stdout))
+            runs[mode][-1]["cpu_s"] = workers_cpu_s(server_pid) - before
+        rates[page, lines] = tuple(_summed(runs[mode], 1 if mode == "alone" else 2) for mode in ("alone", "keystroke"))
+    return rates
+
+
+def _summed(runs: list[dict], requests_per_keystroke: int) -> dict:
+    """Per keystroke (or comparison): the rate, the p99 of its requests, and the workers' CPU ms, which holds
+    however busy the machine is."""
+    keystrokes = sum(r["requests"] for r in runs) / requests_per_keystroke
+    return {"per_s": sum(r["rps"] for r in runs) / len(runs) / requests_per_keystroke,
+            "p99": max(r["p99"] for r in runs), "errors": sum(r["errors"] for r in runs),
+            "cpu_ms": sum(r["cpu_s"] for r in runs) * 1000 / max(1, keystrokes)}
+
+
+def print_keystrokes(rates: dict, connections: int) -> None:
+    print(f"\n| {connections} clients | /api/compare alone per s | keystrokes per s (compare + verdict) | ratio "
+          "| server CPU ms, compare / keystroke | a keystroke in compares, by CPU | p99 ms per request, alone / "
+          "keystroke | errors |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (page, lines), (alone, keystroke) in rates.items():
+        print(f"| {page}, {lines} lines | {alone['per_s']:.0f} | {keystroke['per_s']:.0f} "
+              f"| {keystroke['per_s'] / alone['per_s']:.2f} | {alone['cpu_ms']:.1f} / {keystroke['cpu_ms']:.1f} "
+              f"| {keystroke['cpu_ms'] / alone['cpu_ms']:.2f} | {alone['p99']:.0f} / {keystroke['p99']:.0f} "
+              f"| {alone['errors'] + keystroke['errors']} |")
+
+
+def print_class(results: list[dict]) -> None:
+    print("\n| page | students | keystrokes | requests sent | p50 ms | p99 ms | errors |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['page']} | {r['students']} | {r['keystrokes']} | {r['sent']} | {r['p50']:.0f} | {r['p99']:.0f} "
+              f"| {r['errors']} |")
+
+
+def class_figures(port: int, students: list[int], rounds: int) -> list[dict]:
+    from class_typing import run_class
+
+    return [{"page": page, **run_class("127.0.0.1", port, page, n, rounds)}
+            for page in ("explorer", "lesson") for n in students]
 
 
 def lua_file(lua: str) -> str:
@@ -398,12 +505,29 @@ def main() -> int:
     parser.add_argument("--connections", type=int, nargs="+", default=[1, 16, 100])
     parser.add_argument("--requests", type=int, default=10_000, help="requests between the two memory readings")
     parser.add_argument("--keystrokes", type=int, default=20, help="keystrokes per page for the typing figure")
-    parser.add_argument("--only", choices=["typing"], help="typing: only the keystroke-to-heatmap figure")
+    parser.add_argument("--students", type=int, nargs="+", default=[10, 30, 60], help="class sizes typing at once")
+    parser.add_argument("--rounds", type=int, default=3, help="lines each student types, one after the other")
+    parser.add_argument("--only", choices=["typing", "class"],
+                        help="typing: only the keystroke-to-heatmap figure; class: only the keystroke figures")
     args = parser.parse_args()
     args.port = args.port or free_port()
     base = f"http://127.0.0.1:{args.port}"
     log = tempfile.TemporaryFile("w+")
     server = serve(args.port, args.workers, log)
+    if args.only == "class":
+        try:
+            wrk(base + "/api/compare", 16, 3, lua=FRESH_LUA)  # warm-up: the lesson's untrained models get built
+            load_before = os.getloadavg()
+            rates = keystroke_rates(server.pid, base, 16, args.duration)
+            typed = class_figures(args.port, args.students, args.rounds)
+        finally:
+            stop(server)
+        before = " / ".join(f"{x:.1f}" for x in load_before)
+        print(f"\nworkers: {args.workers}, {args.duration} s per wrk run, {os.cpu_count()} cores, load average before "
+              f"{before}, at the end {os.getloadavg()[0]:.1f}")
+        print_keystrokes(rates, 16)
+        print_class(typed)
+        return 0
     if args.only == "typing":
         try:
             typed = typing_figures(base, args.keystrokes)
@@ -417,6 +541,8 @@ def main() -> int:
         figures = browser_figures(base)  # first, on an idle server, as a student's first visit
         typed = typing_figures(base, args.keystrokes)  # the server still idle: one student typing
         wrk(base + "/api/compare", 16, 3, lua=FRESH_LUA)  # warm-up: the lesson's untrained models get built
+        rates = keystroke_rates(server.pid, base, 16, args.duration)
+        class_typed = class_figures(args.port, args.students, args.rounds)
         rows = []
         for c in args.connections:
             bare = measured(server.pid, base + "/healthz", c, args.duration)
@@ -460,6 +586,8 @@ def main() -> int:
               f"{f['heatmap']:.0f} ms after navigation (median of {len(f['runs'])}, cold cache; runs "
               f"{', '.join(f'{t:.0f}' for t in f['runs'])}), DOMContentLoaded {f['dcl']:.0f} ms")
     print_typing(typed)
+    print_keystrokes(rates, 16)
+    print_class(class_typed)
     if "lesson" not in figures:
         print("lesson: /api/lesson did not answer, so no lesson figures (they run once it does)")
     for c, sizes in batches.items():

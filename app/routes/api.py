@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from app.deps import Cache, Registry, compare_path
+from app.deps import Cache, Registry, compare_path, verdict_path
 from app.responses import JSONBytes, NumpyJSONResponse, encoded_json
 from app.schemas.ablation import AblateRequest, AblateResponse
 from app.schemas.compare import (
@@ -28,7 +28,6 @@ from app.services.positions import relative_scores
 from app.services.results import shipped_results, training_results
 from app.services.rope import rope_table
 from app.services.snapshots import heads_at, similarity_at, timeline
-from app.services.verdicts import compare_verdict
 
 router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
 
@@ -42,11 +41,14 @@ async def post_compare(req: CompareRequest, request: Request):
     return await encoded_json(answer, request.headers)
 
 
-@router.post("/compare/verdict", response_model=CompareVerdict)
-def post_compare_verdict(req: CompareRequest, registry: Registry):
+@router.post("/compare/verdict", response_model=CompareVerdict, response_class=JSONBytes)
+async def post_compare_verdict(req: CompareRequest, request: Request):
     """For the same body as /compare: whether each last-position gap and each layer's aligned last row is
-    rounding or real, decided by running the same weights again in float64 (the explorer's sentences)."""
-    return compare_verdict(req, registry)
+    rounding or real (the explorer's sentences). float32 decides where its gap is far above its own error;
+    the same weights run again in float64 decide the rest. Asked after /compare on the same body, it reads
+    that comparison's float32 pass instead of running it again."""
+    answer = await verdict_path(request).compare(req)
+    return await encoded_json(answer, request.headers)
 
 
 @router.post("/ablate", response_model=AblateResponse, response_class=JSONBytes)

@@ -5,17 +5,18 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
-from app.deps import Plotly, Registry, static_dir, templates
+from app.deps import Plotly, Registry, static_dir, templates, verdict_path
 from app.i18n import LANGS, lang_notices, negotiate, shown_back, texts
 from app.lesson_steps import STEPS
 from app.link_notices import class_notices
+from app.responses import JSONBytes, encoded_json
 from app.schemas.compare import ERROR_RESPONSES, HeadSplit
 from app.schemas.lesson import HeadSplitQuery, LessonSteps
 from app.schemas.verdicts import Verdict, VerdictRequest
 from app.services.lesson import lesson_texts, qr_svg
 from app.services.modules import module_graph
 from app.services.options import options
-from app.services.verdicts import JUDGED_STEPS, verdict
+from app.services.verdicts import JUDGED_STEPS
 from model.experiments import head_split
 
 router = APIRouter()
@@ -72,12 +73,14 @@ def get_lesson():
     return {"steps": STEPS}
 
 
-@router.post("/api/lesson/{step_id}/verdict", response_model=Verdict, tags=["api"], responses=ERROR_RESPONSES)
-def post_verdict(step_id: StepId, req: VerdictRequest, registry: Registry):
+@router.post("/api/lesson/{step_id}/verdict", response_model=Verdict, response_class=JSONBytes, tags=["api"],
+             responses=ERROR_RESPONSES)
+async def post_verdict(step_id: StepId, req: VerdictRequest, request: Request):
     """What the model did at this step, for the setup and lines the student has on screen: the outcome as one
     of the step's choice ids, a reason id, and the figures it was decided on. A gap is rounding when the same
     weights, run again in float64, leave a gap below 1e-9 of the largest |logit|."""
-    return verdict(step_id, req.model_dump(by_alias=True), registry)
+    answer = await verdict_path(request).step(step_id, req)
+    return await encoded_json(answer, request.headers)
 
 
 @router.get("/api/head-split", response_model=HeadSplit, tags=["api"], responses=ERROR_RESPONSES)

@@ -67,8 +67,12 @@ Judged = Literal["rounding", "real"]
 
 
 class GapJudged(BaseModel):
-    gap64: float = Field(description="max |a - b| over the last position's logits, the same weights run in float64.")
-    rounding_limit: float = Field(description="1e-9 of the largest |logit|: under it the gap is rounding.")
+    gap: float = Field(description="max |a - b| over the last position's logits in float32, as /api/compare shows it.")
+    gap64: float | None = Field(description="The same, the same weights run again in float64; null when float32 "
+                                "decided alone: its gap is over 1e-4 of the largest |logit|, 100 times float32's "
+                                "own error, so it cannot be rounding (app/services/gaps.py).")
+    rounding_limit: float = Field(description="1e-9 of the largest |logit| (of the float64 rerun when there is one): "
+                                  "under it the gap is rounding.")
     difference: Judged = Field(description="rounding when gap64 < rounding_limit, else real.")
 
 
@@ -82,8 +86,10 @@ class DepthGap(GapPair):
 
 
 class AlignedJudged(BaseModel):
-    gap64: float = Field(description="Largest |A - B| of the layer's last-row attention, B's keys put in A's order "
-                         "(float64 rerun).")
+    gap: float = Field(description="Largest |A - B| of the layer's last-row attention, B's keys put in A's order "
+                       "(float32, as /api/compare's maps).")
+    gap64: float | None = Field(description="The same in the float64 rerun; null when float32 decided alone "
+                                "(gap over 1e-4).")
     difference: Judged = Field(description="rounding when gap64 < 1e-9 (attention weights are at most 1).")
     reason: Literal["other_end", "blank", "positions", "leak", "other"] = Field(
         description="Why, as an id the page words (attn_verdict_* and attn_why_*): other_end, the lines end on "

@@ -17,6 +17,7 @@ from app.errors import InputError
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
 from app.services.alignment import alignment
+from app.services.gaps import GapFacts, gap_facts
 from app.services.model_choice import choose_model
 from app.services.rope import rope_table
 from model import GPT, CharTokenizer
@@ -90,21 +91,31 @@ class Plan:
         return list(dict.fromkeys([self.model, *self.depth_models]))  # each model once, in order
 
 
-def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[dict | InputError]:
+class Answer(dict):
+    """/api/compare's answer, whose JSON is the dict's (orjson writes a dict subclass as a dict), carrying what
+    its float32 pass measured for the verdict on the same request: `facts`, no part of the JSON."""
+
+    facts: GapFacts
+
+
+def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Answer | InputError]:
     """Each request's answer, or the InputError that names its bad field. Every model runs once
     for a group of requests (run_many); an answer is bitwise the one the request gets alone."""
     answers: list = [None] * len(reqs)
     plans = []
     for i, req in enumerate(reqs):
         try:
-            plans.append((i, _plan(req, registry)))
+            plans.append((i, plan_compare(req, registry)))
         except InputError as exc:
             answers[i] = exc
     with torch.inference_mode():
-        for group in _memory_groups(plans):
+        for group in memory_groups(plans):
             runs = iter(run_many([(model, p.ids_a, p.ids_b, p.req.causal) for _, p in group for model in p.models]))
             for i, plan in group:
-                answers[i] = _answer(plan, {model: next(runs) for model in plan.models}, registry.tokenizer)
+                by_model = {model: next(runs) for model in plan.models}
+                answers[i] = Answer(_answer(plan, by_model, registry.tokenizer))
+                answers[i].facts = gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
+                                             alignment(plan.ids_a, plan.ids_b))
     return answers
 
 
@@ -115,8 +126,9 @@ def batch_key(req: CompareRequest) -> tuple:
     return req.position, req.seed, req.n_head
 
 
-def _memory_groups(plans: list[tuple[int, Plan]]):
-    """Consecutive plans whose padded lengths squared sum to at most MAX_GROUP_CELLS (one plan at least)."""
+def memory_groups(plans: list[tuple[int, Plan]]):
+    """plans: (index, anything with ids_a and ids_b). Consecutive plans whose padded lengths squared sum to at
+    most MAX_GROUP_CELLS (one plan at least)."""
     group, cells = [], 0
     for i, plan in plans:
         size = max(len(plan.ids_a), len(plan.ids_b)) ** 2
@@ -129,7 +141,7 @@ def _memory_groups(plans: list[tuple[int, Plan]]):
         yield group
 
 
-def _plan(req: CompareRequest, registry: ModelRegistry) -> Plan:
+def plan_compare(req: CompareRequest, registry: ModelRegistry) -> Plan:
     model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
     cfg = model.config
     tok = registry.tokenizer

@@ -5,38 +5,60 @@ choice ids (None when the setup allows no verdict, e.g. two identical lines), `a
 that count as right (the outcome alone, unless two results are closer than their noise), the reason an
 id the pages word in their language, and the figures the numbers it was decided on.
 
-"Rounding" is decided exactly, not by a threshold sized for one set of weights: the same weights run
-again in float64, and a gap is rounding when the float64 gap is below REL_ROUNDING of the largest
-|logit|. float32 leaves about 1e-7 of relative error; a float64 rerun leaves about 1e-16, so a real
-gap stands ~7 orders of magnitude above the line and a rounding one ~7 below it.
+"Rounding" is decided exactly (app/services/gaps.py): the same weights run again in float64, and a gap is
+rounding when the float64 gap is below REL_ROUNDING of the largest |logit|. The explorer's verdict lets
+float32 decide "real" where its gap is far above float32's own error, so a keystroke on fresh lines reruns
+nothing; the lesson's same-or-different steps show gap64, so they always rerun the model shown.
+
+A keystroke costs one comparison (docs/benchmarks.md): /api/compare's float32 pass leaves its GapFacts with
+its cached answer, the verdict on the same request reads them instead of running float32 again, and the
+float64 reruns of many requests run together (judge_many: one batch per model, filled as /api/compare's).
 """
 
-import copy
 import itertools
 import math
-import weakref
-from threading import Lock
+from dataclasses import dataclass
 
 import numpy as np
 import torch
+from pydantic import ValidationError
 
+from app.errors import InputError
 from app.lesson_steps import STEPS
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
 from app.services.alignment import alignment
-from app.services.compare import WITH, WITHOUT, check_length, run_many
+from app.services.compare import (
+    WITH,
+    WITHOUT,
+    Plan,
+    batch_key,
+    check_length,
+    memory_groups,
+    plan_compare,
+    run_many,
+)
+from app.services.gaps import (
+    REL_ROUNDING,
+    GapFacts,
+    aligned_of,
+    decided32,
+    decided32_weights,
+    decided64,
+    gap_facts,
+    gap_of,
+)
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
 from app.services.positions import position_similarity, relative_starts
 from app.services.results import exercise_runs
 from app.services.rope import rope_table
+from app.services.twins import Line64, LineKey, float64_twin, lines64
 from model import GPT
-from model.experiments import LESSON_DEPTHS, head_split, logits_difference
+from model.experiments import LESSON_DEPTHS, head_split
 from model.heads import previous_character_head
 from model.probes import layer1_query_key, pair_scores
-from model.rope import rope_angles
 
-REL_ROUNDING = 1e-9  # float64 gap / largest |logit| under which a gap is rounding
 RISE_NATS = 0.25  # nats per character over the in-training mean: RoPE's loss "climbs", not noise
 SMOOTH = 16  # positions averaged when reading a loss curve
 ABLATE_TIE = 0.1  # nats per character: two kinds of next character closer than this both count as right
@@ -59,20 +81,36 @@ JUDGED_STEPS = tuple(step["id"] for step in STEPS if step["kind"] not in ("selft
 def verdict(step_id: str, fields: dict, registry: ModelRegistry) -> dict:
     """fields: the setup fields the student changed (a, b, position, weights, n_layer, n_head, causal);
     the others are the step's own."""
-    step = STEP_BY_ID[step_id]
-    setup = {**(step["setup"] or {}), **{k: v for k, v in fields.items() if v is not None}}
+    if step_id in GAP_STEPS:
+        answer = judge_many([StepItem(step_id, fields, None)], registry)[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    setup = _setup(step_id, fields)
+    _check_trained_shape(setup, fields, registry)
+    return _finished(step_id, setup, _JUDGES[step_id](step_id, setup, registry), registry)
+
+
+def _setup(step_id: str, fields: dict) -> dict:
+    setup = {**(STEP_BY_ID[step_id]["setup"] or {}), **{k: v for k, v in fields.items() if v is not None}}
     if setup.get("weights") == "trained":
-        # The shipped weights fix their own shape: the step's own n_layer/n_head (an untrained model's) drop out,
-        # and a shape the student asked for must be theirs, by /api/compare's rule (an InputError: trained_shape).
+        setup["n_layer"] = setup["n_head"] = None  # the shipped weights fix their own shape
+    return setup
+
+
+def _check_trained_shape(setup: dict, fields: dict, registry: ModelRegistry) -> None:
+    """On the shipped weights, the step's own n_layer/n_head (an untrained model's) drop out (_setup), and a shape
+    the student asked for must be theirs, by /api/compare's rule (an InputError: trained_shape)."""
+    if setup.get("weights") == "trained":
         choose_model(registry, setup["position"], "trained", fields.get("n_layer"), fields.get("n_head"), 0)
-        setup["n_layer"] = setup["n_head"] = None
-    judge = _judge_gap if step_id in GAP_STEPS else _JUDGES[step_id]
-    out = judge(step_id, setup, registry)
+
+
+def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> dict:
     out.setdefault("accepted", [] if out["outcome"] is None else [out["outcome"]])
     out.setdefault("ties", [])
     out.setdefault("aligned", None)
     out.setdefault("difference", None)
-    own = step["setup"]
+    own = STEP_BY_ID[step_id]["setup"]
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own),
             "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}
 
@@ -90,82 +128,7 @@ def _model(setup: dict, registry: ModelRegistry) -> GPT:
     return choose_model(registry, setup["position"], setup["weights"], setup["n_layer"], setup["n_head"], 0)
 
 
-# ---- float64 twins of the models ------------------------------------------------------------------
-
-_twins: "weakref.WeakKeyDictionary[GPT, GPT]" = weakref.WeakKeyDictionary()
-_twins_lock = Lock()
-
-
-def float64_twin(model: GPT) -> GPT:
-    """A float64 copy of the model, made once per model. The model itself is never changed."""
-    with _twins_lock:
-        twin = _twins.get(model)
-        if twin is None:
-            twin = copy.deepcopy(model).double()
-            if model.config.position == "rope":
-                # The buffers were rounded to float32 when the model was built: take them again in float64,
-                # or cos(m·θ)cos(n·θ) + sin(m·θ)sin(n·θ) = cos((m − n)·θ) holds only to float32's digits.
-                angles = rope_angles(torch.arange(model.config.max_positions), model.config.head_dim,
-                                     model.config.rope_base)  # (P, hs/2) float64
-                twin.rope_cos, twin.rope_sin = angles.cos(), angles.sin()
-            _twins[model] = twin
-    return twin
-
-
-def runs64(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool) -> dict:
-    """Both lines through the float64 twin, with and without position information, in as few batches as
-    /api/compare's own rule allows (under the mask, right padding changes no earlier position):
-    {(line 0|1, with_position): (last logits (vocab_size,), [per layer (nh, n, n)])}."""
-    twin, lines = float64_twin(model), (ids_a, ids_b)
-    flags = (True,) if model.config.position == "none" else (True, False)  # none: the same run either way
-    out = {}
-    for group in ([0, 1],) if causal or len(ids_a) == len(ids_b) else ([0], [1]):
-        T = max(len(lines[i]) for i in group)
-        rows = [(i, flag) for flag in flags for i in group]
-        idx = torch.tensor([lines[i] + [0] * (T - len(lines[i])) for i, _ in rows])  # (R, T)
-        trace = twin.trace(idx, use_position=torch.tensor([flag for _, flag in rows]), causal=causal,
-                           logits_at=torch.tensor([len(lines[i]) - 1 for i, _ in rows]))
-        for r, (i, flag) in enumerate(rows):
-            n = len(lines[i])
-            out[i, flag] = (trace.logits[r, 0].numpy(), [p[r, :, :n, :n].numpy() for p in trace.attention])
-    for key in ((0, False), (1, False)):
-        out.setdefault(key, out[key[0], True])
-    return out
-
-
-def judge_gap64(runs: dict, flag: bool) -> dict:
-    """The float64 gap between the two lines' last logits, and whether it is rounding."""
-    a64, b64 = runs[0, flag][0], runs[1, flag][0]
-    gap64 = float(np.abs(a64 - b64).max())
-    scale = float(max(np.abs(a64).max(), np.abs(b64).max()))
-    return {"gap64": gap64, "largest_logit": scale, "rounding_limit": REL_ROUNDING * scale,
-            "difference": "rounding" if gap64 < REL_ROUNDING * scale else "real"}
-
-
-def judge_aligned64(runs: dict, order: list[int], flag: bool) -> list[dict]:
-    """Per layer, the largest |A − B| of the last row, B's keys in A's order (attention weights are at most 1:
-    their rounding limit is REL_ROUNDING itself)."""
-    out = []
-    for pa, pb in zip(runs[0, flag][1], runs[1, flag][1]):
-        gap = float(np.abs(pa[:, -1] - pb[:, -1][:, order]).max())  # (nh, T): both lines' last query
-        out.append({"gap64": gap, "difference": "rounding" if gap < REL_ROUNDING else "real"})
-    return out
-
-
 # ---- same or different: the gap between line A's and line B's last position --------------------
-
-def gap_figures(model: GPT, ids_a: list[int], ids_b: list[int], causal: bool, runs: dict) -> dict:
-    """The float32 gaps as /api/compare computes them (bitwise: the same batches), and the float64 rerun."""
-    shown = run_many([(model, ids_a, ids_b, causal)])[0]
-    judged = judge_gap64(runs, True)
-    return {
-        "gap": logits_difference(shown[0, WITH].last_logits, shown[1, WITH].last_logits)["max_abs"],
-        "gap_without": logits_difference(shown[0, WITHOUT].last_logits, shown[1, WITHOUT].last_logits)["max_abs"],
-        "gap64": judged["gap64"],
-        "largest_logit": judged["largest_logit"],
-        "rounding_limit": judged["rounding_limit"],
-    }
-
 
 def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, position: str, causal: bool,
                n_layer: int) -> str:
@@ -184,29 +147,67 @@ def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, position: str
     return "tiny" if rounding else "mask"
 
 
-def _judge_gap(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
-    model = _model(setup, registry)
-    tok = registry.tokenizer
-    ids_a, ids_b = tok.encode(setup["a"]), tok.encode(setup["b"])
-    check_length("line_a", ids_a, model.config)
-    check_length("line_b", ids_b, model.config)
-    runs = runs64(model, ids_a, ids_b, setup["causal"])
-    figures = gap_figures(model, ids_a, ids_b, setup["causal"], runs)
-    figures["n_layer"] = model.config.n_layer
-    order = alignment(ids_a, ids_b)
-    aligned = None
-    if order is not None:  # layer 1's last row: how the last character weighs the same characters in both lines
-        layer1 = judge_aligned64(runs, order, True)[0]
-        figures["aligned_gap64"], aligned = layer1["gap64"], layer1["difference"]
-    if list(ids_a) == list(ids_b):
-        # Lines that differ only in characters outside the vocabulary are the same line to the model.
-        return {"outcome": None, "reason": "identical" if setup["a"] == setup["b"] else "identical_unknown",
-                "figures": figures, "aligned": aligned}
-    rounding = figures["gap64"] < figures["rounding_limit"]
-    same, different = GAP_STEPS[step_id]
-    reason = gap_reason(ids_a, ids_b, rounding, model.config.position, setup["causal"], model.config.n_layer)
-    return {"outcome": same if rounding else different, "reason": reason, "figures": figures, "aligned": aligned,
-            "difference": "rounding" if rounding else "real"}
+def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
+    """The /api/compare request the lesson page sends beside this step's verdict (compareBody in
+    static/js/controls.js), whose GapFacts the verdict reads; None when the setup makes none."""
+    setup = _setup(step_id, fields)
+    body = {"line_a": setup["a"], "line_b": setup.get("b") or setup["a"], "position": setup["position"],
+            "weights": setup["weights"], "causal": setup["causal"]}
+    if setup["weights"] == "random":
+        body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
+    try:
+        return CompareRequest(**body)
+    except ValidationError:
+        return None
+
+
+class StepJudging:
+    """A same-or-different step's verdict, in stages that many requests share (judge_many): the float32 gaps
+    (read from /api/compare's GapFacts when given, else run), then the model shown again in float64 with
+    positions (gap64, the step's figure, and layer 1's aligned last row)."""
+
+    def __init__(self, step_id: str, fields: dict, facts: GapFacts | None, registry: ModelRegistry):
+        self.step_id, self.setup, self.facts = step_id, _setup(step_id, fields), facts
+        _check_trained_shape(self.setup, fields, registry)
+        self.model = _model(self.setup, registry)
+        tok = registry.tokenizer
+        self.ids_a, self.ids_b = tok.encode(self.setup["a"]), tok.encode(self.setup["b"])
+        check_length("line_a", self.ids_a, self.model.config)
+        check_length("line_b", self.ids_b, self.model.config)
+        self.order = alignment(self.ids_a, self.ids_b)
+
+    def jobs32(self) -> list[tuple]:
+        return [] if self.facts else [(self.model, self.ids_a, self.ids_b, self.setup["causal"])]
+
+    def measured(self, runs: list[dict]) -> None:
+        if runs:
+            self.facts = gap_facts(runs, None)
+
+    def lines64(self) -> list[LineKey]:
+        return [LineKey(self.model, ids, self.setup["causal"], WITH) for ids in (self.ids_a, self.ids_b)]
+
+    def answer(self, lines: list[Line64], registry: ModelRegistry) -> dict:
+        (a, b), config, setup = lines, self.model.config, self.setup
+        judged = gap_of(a.last_logits, b.last_logits)
+        figures = {"gap": self.facts.gaps[0, WITH].gap, "gap_without": self.facts.gaps[0, WITHOUT].gap,
+                   "gap64": judged.gap, "largest_logit": judged.scale, "rounding_limit": REL_ROUNDING * judged.scale,
+                   "n_layer": config.n_layer}
+        aligned = None
+        if self.order is not None:  # layer 1's last row: how the last character weighs the same characters in both
+            figures["aligned_gap64"] = aligned_of(a.last_rows, b.last_rows, self.order)[0]
+            aligned = decided64(figures["aligned_gap64"])
+        if list(self.ids_a) == list(self.ids_b):
+            # Lines that differ only in characters outside the vocabulary are the same line to the model.
+            out = {"outcome": None, "reason": "identical" if setup["a"] == setup["b"] else "identical_unknown",
+                   "figures": figures, "aligned": aligned}
+        else:
+            rounding = decided64(judged.gap, judged.scale) == "rounding"
+            same, different = GAP_STEPS[self.step_id]
+            reason = gap_reason(self.ids_a, self.ids_b, rounding, config.position, setup["causal"], config.n_layer)
+            out = {"outcome": same if rounding else different, "reason": reason, "figures": figures,
+                   "aligned": aligned, "difference": "rounding" if rounding else "real"}
+        return _finished(self.step_id, setup, out, registry)
+
 
 
 # ---- the other steps: one rule each -------------------------------------------------------------
@@ -460,19 +461,6 @@ def aligned_reason(ids_a: list[int], ids_b: list[int], judged: str, blind: bool,
     return "positions" if not blind else "leak" if layer > 1 else "other"
 
 
-def judge_aligned(runs: dict, ids_a: list[int], ids_b: list[int], order: list[int], position: str) -> dict:
-    """Each layer's aligned last row, with and without position information: rounding or real, why, and whether
-    the earlier rows can differ with no position information at all (layer 1, blind, more than two characters:
-    under the mask each earlier character sees another prefix in each line)."""
-    out = {}
-    for key, flag in (("with_position", True), ("without_position", False)):
-        blind = not flag or position == "none"
-        out[key] = [{**judged, "reason": aligned_reason(ids_a, ids_b, judged["difference"], blind, layer),
-                     "earlier_rows": blind and layer == 1 and len(ids_a) > 2}
-                    for layer, judged in enumerate(judge_aligned64(runs, order, flag), start=1)]
-    return out
-
-
 def depth_reasons(ids_a: list[int], ids_b: list[int], by_depth: list[dict], causal: bool) -> dict:
     """The depth panel's claims, from the untrained depths without position information. reason: the 1-layer
     model gives the same answer (rounding, or the same ids), or why not: the lines are not a reordering, they end
@@ -495,33 +483,170 @@ def depth_reasons(ids_a: list[int], ids_b: list[int], by_depth: list[dict], caus
     return {"reason": reason, "leak": leak, "causal_off": causal_off}
 
 
-def compare_verdict(req: CompareRequest, registry: ModelRegistry) -> dict:
-    """For an /api/compare request: whether each gap the explorer shows is rounding or real, by the float64
-    rerun, for the model on screen and the lesson's untrained depths, with and without position information;
-    when B is a reordering of A, each layer's aligned last row; and why, as ids the page words."""
-    model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
-    tok = registry.tokenizer
-    ids_a, ids_b = tok.encode(req.line_a), tok.encode(req.line_b)
-    check_length("line_a", ids_a, model.config)
-    check_length("line_b", ids_b, model.config)
+class CompareJudging:
+    """POST /api/compare/verdict for one request, in judge_many's stages: whether each gap the explorer shows
+    is rounding or real, for the model on screen and the lesson's untrained depths, with and without position
+    information; and, when B is a reordering of A, each layer's aligned last row. float32 decides where it
+    can (gaps.decided32), read from /api/compare's GapFacts when given; the float64 rerun decides the rest."""
 
+    def __init__(self, req: CompareRequest, facts: GapFacts | None, registry: ModelRegistry):
+        self.req, self.facts = req, facts
+        self.plan: Plan = plan_compare(req, registry)  # /api/compare's: the same models, and the same 422s
+        self.ids_a, self.ids_b = self.plan.ids_a, self.plan.ids_b
+        self.tokenizer = registry.tokenizer
+
+    def jobs32(self) -> list[tuple]:
+        p = self.plan
+        return [] if self.facts else [(m, p.ids_a, p.ids_b, self.req.causal) for m in p.models]
+
+    def measured(self, runs: list[dict]) -> None:
+        if runs:
+            by_model = dict(zip(self.plan.models, runs))
+            self.facts = gap_facts([by_model[m] for m in self._models], alignment(self.ids_a, self.ids_b))
+
+    def lines64(self) -> list[LineKey]:
+        return list(dict.fromkeys(key for pair in self._pairs().values() for key in pair))
+
+    def answer(self, lines: list[Line64], registry: ModelRegistry) -> dict:
+        got = dict(zip(self.lines64(), lines))
+        return explorer_verdict(self.req, self.tokenizer, self.facts,
+                                {at: (got[a], got[b]) for at, (a, b) in self._pairs().items()})
+
+    def _pairs(self) -> dict[tuple[int, bool], tuple[LineKey, LineKey]]:
+        """(model, flag) -> both lines' keys, for each gap float32 cannot decide."""
+        same = list(self.ids_a) == list(self.ids_b)
+        lines = (self.ids_a, self.ids_b)
+        return {(i, flag): tuple(LineKey(self._models[i], ids, self.req.causal, flag) for ids in lines)
+                for i, flags in rerun_flags(self.facts, same).items() for flag in flags}
+
+    @property
+    def _models(self) -> list[GPT]:
+        return [self.plan.model, *self.plan.depth_models]
+
+
+def rerun_flags(facts: GapFacts, same: bool) -> dict[int, set[bool]]:
+    """The models (0: shown, 1 to 3: depths) and flags whose gaps float32 cannot decide."""
+    wanted: dict[int, set[bool]] = {}
+    if not same:
+        for (i, flag), gap in facts.gaps.items():
+            if decided32(gap.gap, gap.scale) is None:
+                wanted.setdefault(i, set()).add(flag)
+    for flag, layers in (facts.aligned or {}).items():
+        if any(decided32_weights(gap) is None for gap in layers):
+            wanted.setdefault(0, set()).add(flag)
+    return wanted
+
+
+def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts,
+                     reruns: dict[tuple[int, bool], tuple[Line64, Line64]]) -> dict | None:
+    """The explorer's verdict from the float32 GapFacts and, where float32 cannot decide, the float64 reruns
+    ((model, flag) -> both lines); None when a rerun it needs is missing. Cheap: no model runs here."""
+    ids_a, ids_b = tokenizer.encode(req.line_a), tokenizer.encode(req.line_b)
     same = list(ids_a) == list(ids_b)
+    if any((i, flag) not in reruns for i, flags in rerun_flags(facts, same).items() for flag in flags):
+        return None
     order = alignment(ids_a, ids_b)
 
-    def gaps(runs: dict) -> dict:
-        return {key: None if same else {k: v for k, v in judge_gap64(runs, flag).items() if k != "largest_logit"}
-                for key, flag in (("with_position", True), ("without_position", False))}
+    def gap(i: int, flag: bool) -> dict | None:
+        if same:
+            return None
+        shown = facts.gaps[i, flag]
+        if decided32(shown.gap, shown.scale):
+            return {"gap": shown.gap, "gap64": None, "rounding_limit": REL_ROUNDING * shown.scale,
+                    "difference": "real"}
+        a, b = reruns[i, flag]
+        judged = gap_of(a.last_logits, b.last_logits)
+        return {"gap": shown.gap, "gap64": judged.gap, "rounding_limit": REL_ROUNDING * judged.scale,
+                "difference": decided64(judged.gap, judged.scale)}
 
-    depths = [registry.random(req.position, n, model.config.n_head, req.seed) for n in LESSON_DEPTHS]
-    shown = runs64(model, ids_a, ids_b, req.causal)
-    # The model on screen is often one of the depths (random weights, 1 to 3 layers): run it once.
-    by_depth = [{"n_layer": n, **gaps(shown if m is model else runs64(m, ids_a, ids_b, req.causal))}
-                for n, m in zip(LESSON_DEPTHS, depths)]
+    def aligned(flag: bool) -> list[dict]:
+        rerun = aligned_of(reruns[0, flag][0].last_rows, reruns[0, flag][1].last_rows, order) \
+            if (0, flag) in reruns else None
+        blind = not flag or req.position == "none"
+        rows = [{"gap": gap32, "gap64": None, "difference": "real"} if decided32_weights(gap32)
+                else {"gap": gap32, "gap64": rerun[layer], "difference": decided64(rerun[layer])}
+                for layer, gap32 in enumerate(facts.aligned[flag])]
+        return [{**row, "reason": aligned_reason(ids_a, ids_b, row["difference"], blind, layer),
+                 "earlier_rows": blind and layer == 1 and len(ids_a) > 2}
+                for layer, row in enumerate(rows, start=1)]
+
+    by_depth = [{"n_layer": n, "with_position": gap(i, WITH), "without_position": gap(i, WITHOUT)}
+                for i, n in enumerate(LESSON_DEPTHS, start=1)]
     return {
-        "difference": gaps(shown),
+        "difference": {"with_position": gap(0, WITH), "without_position": gap(0, WITHOUT)},
         "by_depth": by_depth,
-        "aligned": None if order is None else judge_aligned(shown, ids_a, ids_b, order, model.config.position),
-        "unknown": unknown_chars(tok, req.line_a + req.line_b),
+        "aligned": None if order is None else {"with_position": aligned(WITH), "without_position": aligned(WITHOUT)},
+        "unknown": unknown_chars(tokenizer, req.line_a + req.line_b),
         "alignment": order,
         "depth": depth_reasons(ids_a, ids_b, by_depth, req.causal),
     }
+
+
+def compare_verdict(req: CompareRequest, registry: ModelRegistry, facts: GapFacts | None = None) -> dict:
+    """POST /api/compare/verdict computed alone (judge_many batches it with others)."""
+    answer = judge_many([CompareItem(req, facts)], registry)[0]
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
+# ---- many verdicts at once ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompareItem:
+    """POST /api/compare/verdict's request, and its /api/compare's GapFacts when this worker has them."""
+
+    req: CompareRequest
+    facts: GapFacts | None
+
+    @property
+    def key(self) -> tuple:
+        """What its model passes are shared with (app.batcher): /api/compare's batch key."""
+        return ("compare", *batch_key(self.req))
+
+
+@dataclass(frozen=True)
+class StepItem:
+    """A same-or-different lesson step's verdict request: its fields, and its /api/compare's GapFacts."""
+
+    step_id: str
+    fields: dict
+    facts: GapFacts | None
+
+    @property
+    def key(self) -> tuple:
+        setup = _setup(self.step_id, self.fields)
+        return "step", setup["position"], setup["weights"], setup["n_layer"], setup["n_head"]
+
+
+def judging(item: CompareItem | StepItem, registry: ModelRegistry) -> CompareJudging | StepJudging:
+    """Checks the item (an InputError names its bad field) and picks its models: in the model thread, since
+    an untrained model is built on its first use."""
+    if isinstance(item, CompareItem):
+        return CompareJudging(item.req, item.facts, registry)
+    return StepJudging(item.step_id, item.fields, item.facts, registry)
+
+
+def judge_many(items: list, registry: ModelRegistry) -> list[dict | InputError]:
+    """Each item's verdict, or the InputError that names its bad field. The float32 passes that no GapFacts
+    answered run together (run_many), then the float64 reruns of single lines (twins.lines64, which keeps them):
+    the rows of every item that share a model run as one batch, and a verdict is the same in any batch (the
+    fill rule)."""
+    answers: list = [None] * len(items)
+    work = []
+    for i, item in enumerate(items):
+        try:
+            work.append((i, judging(item, registry)))
+        except InputError as exc:
+            answers[i] = exc
+    with torch.inference_mode():
+        for group in memory_groups(work):
+            jobs = [w.jobs32() for _, w in group]
+            runs = iter(run_many([job for js in jobs for job in js]))
+            for (_, w), js in zip(group, jobs):
+                w.measured([next(runs) for _ in js])
+            keys = [w.lines64() for _, w in group]
+            lines = iter(lines64([key for ks in keys for key in ks]))
+            for (i, w), ks in zip(group, keys):
+                answers[i] = w.answer([next(lines) for _ in ks], registry)
+    return answers

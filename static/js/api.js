@@ -77,16 +77,17 @@ export function postCompare(body, signal) {
 }
 
 /**
- * /api/compare's answer and the server's verdict on it (POST /api/compare/verdict: whether each gap is rounding),
- * both asked at once: {answer, verdict}, as soon as the answer is in, with `verdict` still a promise. The maps
- * need only the answer; the sentences that read the verdict wait for it (main.js), so that a sentence never
- * describes other numbers than the charts.
+ * /api/compare's answer and the server's verdict on it (POST /api/compare/verdict: whether each gap is rounding):
+ * {answer, verdict}, as soon as the answer is in, with `verdict` still a promise. The maps need only the answer;
+ * the sentences that read the verdict wait for it (main.js), so that a sentence never describes other numbers than
+ * the charts. The verdict is asked once the answer is in: the browser sends it on the connection the answer came
+ * by, to the server worker that keeps that answer's float32 pass, so the verdict runs no model again.
  */
 export async function postCompareJudged(body, signal) {
-  const answer = postJson("/api/compare", body, signal); // first: the maps wait for this one
+  const answer = await postJson("/api/compare", body, signal);
   const verdict = postJson("/api/compare/verdict", body, signal);
   verdict.catch(() => {}); // its reader shows a failure; nobody reads the verdict of an answer already replaced
-  return { answer: await answer, verdict };
+  return { answer, verdict };
 }
 
 /** The typed line with every head on and with the heads in body.off turned off (POST /api/ablate). */

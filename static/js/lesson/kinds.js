@@ -41,7 +41,14 @@ function judged(data, text, value) {
   return { outcome: v.outcome, accepted: v.accepted, text, value, unknown: v.unknown };
 }
 
-const fetchCompare = withVerdict((ctx, signal) => postCompare(compareBody(ctx.setup), signal));
+/**
+ * The comparison, then the verdict on the same setup: asked once the comparison is in, it goes by the same
+ * connection to the server worker that keeps the comparison's float32 pass, and runs only the float64 rerun.
+ */
+async function fetchCompare(ctx, signal) {
+  const data = await postCompare(compareBody(ctx.setup), signal);
+  return { ...data, verdict: await postVerdict(ctx.step.id, ctx.setup, signal) };
+}
 
 /** Why the gap is what it is, in the words of the server's reason id. */
 function reason(verdict, setup) {

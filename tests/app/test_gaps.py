@@ -1,0 +1,156 @@
+"""float32 decides a gap real only far above its own error; float64 reruns of single lines are the same in any
+batch; a verdict after its comparison runs no float32 pass again (app/services/gaps.py, twins.py)."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from app.encoding import encode
+from app.schemas.compare import CompareRequest
+from app.services import twins
+from app.services.alignment import alignment
+from app.services.compare import WITH, WITHOUT, run_many
+from app.services.gaps import (
+    FLOAT32_DECIDES,
+    FLOAT32_DECIDES_WEIGHTS,
+    REL_ROUNDING,
+    aligned_gaps,
+    aligned_of,
+    gap_of,
+    last_gap,
+)
+from app.services.twins import LineKey, lines64
+from app.services.verdicts import compare_verdict
+from model import GPT
+
+CHARS = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡春眠不觉晓处闻啼鸟"
+PAIRS = [("白日依山尽", "山依日白尽"), ("我打你", "你打我"), ("白日尽", "白白日日尽尽"), ("春眠不觉晓", "处处闻啼鸟"),
+         ("日日白尽", "白日日尽"), ("白日", "白日依山尽"), ("尽", "白尽"), ("a白日尽", "日a白尽")]
+
+
+def random_pairs(n: int, seed: int) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(n):
+        a = "".join(rng.choice(CHARS) for _ in range(rng.randint(1, 12)))
+        pairs += [(a, "".join(rng.sample(a, len(a)))), (a, a[:-1] + rng.choice(CHARS))]
+    return pairs
+
+
+def models(registry, depths, heads):
+    return [registry.random(p, n, h, 0) for p in ("learned", "rope", "none") for n in depths for h in heads] + \
+        [registry.trained[p][0] for p in ("learned", "rope", "none")]
+
+
+def worst_float32_error(registry, models_, pairs) -> tuple[float, float]:
+    """The largest |float32 gap − float64 gap| / largest |logit|, and the largest aligned last-row error, over
+    every model, mask, flag and pair."""
+    worst, worst_aligned = 0.0, 0.0
+    tok = registry.tokenizer
+    for model in models_:
+        for causal in (True, False):
+            for a, b in pairs:
+                ids_a, ids_b = tok.encode(a), tok.encode(b)
+                runs = run_many([(model, ids_a, ids_b, causal)])[0]
+                order = alignment(ids_a, ids_b)
+                for flag in (WITH, WITHOUT):
+                    line_a, line_b = lines64([LineKey(model, ids, causal, flag) for ids in (ids_a, ids_b)])
+                    exact = gap_of(line_a.last_logits, line_b.last_logits)
+                    worst = max(worst, abs(last_gap(runs, flag).gap - exact.gap) / exact.scale)
+                    if order is not None:
+                        errors = np.subtract(aligned_gaps(runs, order, flag),
+                                             aligned_of(line_a.last_rows, line_b.last_rows, order))
+                        worst_aligned = max(worst_aligned, float(np.abs(errors).max()))
+    return worst, worst_aligned
+
+
+def test_float32_decides_only_a_hundred_times_above_its_own_error(registry):
+    """A float32 gap over FLOAT32_DECIDES of the largest |logit| is real: float32's own error stays 100 times
+    under that, so the float64 gap is then at least 0.99e-4 of it, far above the rounding line (1e-9). The same
+    for the aligned attention rows and FLOAT32_DECIDES_WEIGHTS."""
+    worst, worst_aligned = worst_float32_error(registry, models(registry, (1, 2), (4,)), PAIRS[:5])
+    assert worst < FLOAT32_DECIDES / 100 and worst_aligned < FLOAT32_DECIDES_WEIGHTS / 100, (worst, worst_aligned)
+    assert worst > 100 * REL_ROUNDING, "float32 does round: this measures it"
+
+
+@pytest.mark.slow  # every mode, depth and head count, 48 pairs
+def test_float32_error_margin_at_every_setup(registry):
+    worst, worst_aligned = worst_float32_error(registry, models(registry, (1, 2, 3, 4), (1, 4, 8)),
+                                               PAIRS + random_pairs(20, seed=1))
+    assert worst < FLOAT32_DECIDES / 100 and worst_aligned < FLOAT32_DECIDES_WEIGHTS / 100, (worst, worst_aligned)
+
+
+def test_a_float64_line_is_bitwise_the_same_beside_any_others(registry, monkeypatch):
+    tok = registry.tokenizer
+    rng = random.Random(0)
+    for model in (registry.trained["rope"][0], registry.random("learned", 3, 8, 0)):
+        line = tok.encode("白日依山尽")
+        monkeypatch.setattr(twins, "_kept", type(twins._kept)())  # nothing kept: every call runs
+        alone = lines64([LineKey(model, line, True, True)])[0]
+        for crowd in (3, 20, 200):
+            monkeypatch.setattr(twins, "_kept", type(twins._kept)())
+            # Lines of 1 to 8 characters: one batch, padded to 8 positions.
+            others = [LineKey(model, [rng.randrange(tok.vocab_size) for _ in range(rng.randint(1, 8))], True,
+                              rng.random() < 0.5) for _ in range(crowd)]
+            beside = lines64(others[:crowd // 2] + [LineKey(model, line, True, True)] + others[crowd // 2:])
+            got = beside[crowd // 2]
+            assert np.array_equal(got.last_logits, alone.last_logits)
+            assert all(np.array_equal(x, y) for x, y in zip(got.last_rows, alone.last_rows))
+
+
+def count_traces(monkeypatch) -> list[torch.dtype]:
+    """Every model pass from now on, by its weights' dtype."""
+    passes = []
+    trace = GPT.trace
+
+    def counted(self, *args, **kwargs):
+        passes.append(self.lm_head.weight.dtype)
+        return trace(self, *args, **kwargs)
+
+    monkeypatch.setattr(GPT, "trace", counted)
+    return passes
+
+
+def test_the_explorers_verdict_after_its_comparison_runs_no_model(client, registry, monkeypatch):
+    body = {"line_a": "床前明月光", "line_b": "疑是地上霜举", "position": "learned"}
+    assert client.post("/api/compare", json=body).status_code == 200
+    passes = count_traces(monkeypatch)
+    got = client.post("/api/compare/verdict", json=body)
+    assert got.status_code == 200 and passes == [], passes
+    judged = got.json()
+    assert judged["difference"]["with_position"]["difference"] == "real"
+    assert judged["difference"]["with_position"]["gap64"] is None  # float32 decided
+    # Alone (no comparison before it) the verdict runs the float32 pass itself, and says the same.
+    alone = compare_verdict(CompareRequest(**body), registry)
+    assert passes and all(dtype == torch.float32 for dtype in passes)
+    assert json.loads(encode(alone)) == judged
+
+
+def test_a_rounding_gap_is_rerun_in_float64_only(client, monkeypatch):
+    # A seed no other test asks for: this verdict is not in the response cache yet.
+    body = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "none", "weights": "random", "n_layer": 1,
+            "seed": 28}
+    answer = client.post("/api/compare", json=body).json()
+    monkeypatch.setattr(twins, "_kept", type(twins._kept)())  # no float64 line kept from another test
+    passes = count_traces(monkeypatch)
+    judged = client.post("/api/compare/verdict", json=body).json()
+    assert passes and all(dtype == torch.float64 for dtype in passes)
+    gap = judged["difference"]["with_position"]
+    assert gap["difference"] == "rounding" and gap["gap64"] < gap["rounding_limit"]
+    assert gap["gap"] == answer["difference"]["with_position"]["max_abs"]
+
+
+def test_the_lessons_verdict_after_its_comparison_reruns_only_line_b_in_float64(client, monkeypatch):
+    setup = {"position": "none", "weights": "random", "n_layer": 1, "n_head": 4}
+    twins._kept.clear()  # no float64 line kept from another test
+    for b in ("山依日白尽", "山依日白尽月"):
+        client.post("/api/compare", json={"line_a": "白日依山尽", "line_b": b, **setup})
+        passes = count_traces(monkeypatch)
+        got = client.post("/api/lesson/order/verdict", json={"a": "白日依山尽", "b": b, "causal": True, **setup})
+        assert got.status_code == 200
+        monkeypatch.undo()
+    # Line A's float64 run was kept from the first verdict: one pass, for line B, in float64.
+    assert passes == [torch.float64]
