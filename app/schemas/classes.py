@@ -189,14 +189,14 @@ class StepResult(BaseModel):
     step: int = Field(description="The step (1-based).")
     id: str = Field(description="The step's id (GET /api/lesson).")
     question: str = Field(description="The question in the asked language.")
-    choices: list[ChoiceResult]
+    choices: list[ChoiceResult] = Field(description="The step's choices, in the lesson's order.")
     accepted: list[str] | None = Field(description="The choices the server's verdict accepted at the reveal, for the "
                                                    "setup the teacher revealed; null: not revealed.")
-    rounds: list[RoundResult]
+    rounds: list[RoundResult] = Field(description="Each round opened at the step: one, or two after a vote again.")
 
 
 class ClassResults(BaseModel):
-    code: str
+    code: str = Field(description="The class's code.")
     lang: str = Field(description="The language of question and choice texts.")
     ended: bool = Field(description="Whether the teacher ended the class (its record is kept for 24 hours).")
     ended_at: float | None = Field(description="When it ended, seconds since 1970; null while it runs.")

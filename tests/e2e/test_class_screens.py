@@ -115,6 +115,7 @@ def test_a_student_sees_the_end_of_the_class_after_a_reload_too(open_page, tools
     student = open_page(join, width=390, height=844, locale="zh-CN", explorer=False)
     wait_panel(student, tools, "step", "2")
     teacher.click("#class-end")
+    teacher.click("#class-end-yes")  # ending asks first
     expected = fill(texts("zh")["class_over"], code=code)
     for _ in range(2):  # when it happens, then after a reload
         tools.wait_until(student, "() => !document.querySelector('[data-class-over]').hidden",
