@@ -154,3 +154,45 @@ def test_a_class_lost_to_a_redis_restart_is_called_lost(browser, open_page, tool
         finally:
             found = opener.close()
         assert not found, "the page reported problems:\n" + "\n".join(found)
+
+
+# The code's capital letters, measured as drawn: the ascent of its text in its computed font.
+LETTERS = """() => { const n = document.querySelector('[data-class-code]'); const s = getComputedStyle(n);
+  const g = document.createElement('canvas').getContext('2d'); g.font = `${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+  const m = g.measureText(n.textContent); return m.actualBoundingBoxAscent; }"""
+SIZES = """() => ['#class-counts', '#class-spread .lesson-class__choice', '#class-spread .lesson-class__n']
+  .map((s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))"""
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
+def test_the_projector_opens_each_step_at_its_question_after_a_reveal(open_page, server_url, tools, present):
+    teacher, code, join = start_class(open_page, tools, STEP, width=1280, height=720)
+    if present:
+        teacher.click("#present")
+    phone = open_page(join, width=390, height=844, locale="ja-JP", explorer=False)
+    wait_panel(phone, tools, "step", str(STEP))
+    vote(phone, tools, "same")
+    wait_panel(teacher, tools, "answered", "1")
+    assert teacher.evaluate(LETTERS) >= 48, "the code's letters are under 48 px"
+    assert min(teacher.evaluate(SIZES)) >= 24, "the class panel's counts and labels are under 24 px"
+    # As the teacher in the issue: the presenter's keys (Enter reveals and scrolls to the verdict, → moves on);
+    # in the normal view, the question's own button, which reads Reveal for the teacher, then Next.
+    if present:
+        teacher.keyboard.press("Enter")
+    else:
+        teacher.click("[data-commit]")
+    tools.wait_until(teacher, "() => !document.querySelector('#step-reveal').hidden")
+    wait_panel(teacher, tools, "revealed", "true")
+    # Scrolled down to the verdict, as Enter leaves it, or as a teacher scrolls to read it.
+    teacher.evaluate("() => document.querySelector('#step-reveal').scrollIntoView({block: 'start'})")
+    assert teacher.evaluate(BOX, "#step-title")["top"] < 0, "the page is not scrolled (the case under test)"
+    if present:
+        teacher.keyboard.press("ArrowRight")
+    else:
+        teacher.click("#next-step")
+    wait_panel(teacher, tools, "step", str(STEP + 1))
+    tools.wait_until(teacher, "() => document.querySelector('#results').dataset.step === '5'")
+    for selector in ("#step-title", "#step-question"):
+        box = teacher.evaluate(BOX, selector)
+        assert 0 <= box["top"] < 720, f"{selector} is off the first screen: {box}"
+    tools.screenshot(teacher, f"class-projector-next-step-{'presenter' if present else 'normal'}")

@@ -84,6 +84,7 @@ const ui = {
   status: $("#class-status"),
   connection: $("#class-connection"),
   held: $("#class-held"),
+  article: $("#results"),
   share: $(".lesson-share"),
 };
 
@@ -825,6 +826,8 @@ async function moveClass(n) {
     counts = null;
   }
   lesson.goTo(n, { from: "class", focus: true });
+  // The projector opens the new step at its title and question, however far the last reveal scrolled it.
+  ui.article.scrollIntoView({ block: "start" });
   refreshCounts();
 }
 
