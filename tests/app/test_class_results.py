@@ -25,7 +25,7 @@ VOTES = {(4, 1): ["same", "same", "different", "same"], (4, 2): ["different", "d
          (5, 1): ["same", None, "different", "different"]}
 REMOVED = 3
 VISITED = (1, 4, 5, 6)  # then 17, the self-test, which asks no class question and is left out
-SETUP_5 = {"a": "白日依山尽", "b": "山依日白尽", "position": "learned"}  # the teacher changed step 5's setup
+SETUP_5 = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned"}  # the teacher changed step 5's setup
 
 
 @pytest.fixture(scope="module")
