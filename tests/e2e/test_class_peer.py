@@ -93,6 +93,11 @@ def test_two_rounds_then_the_end_asks_and_leaves_a_summary(open_page, server_url
         shown = teacher.get_attribute(f"#class-summary li[data-step='4'] li[data-round='{r['round']}']", "data-right")
         assert shown == str(r["right"]) and r["answered"] == len(FIRST)
     assert [r["counts"] for r in step["rounds"]] == [first, second]
+    # Which choices were right is the server's verdict for the teacher's screen (here the step's own setup).
+    request = urllib.request.Request(f"{server_url}/api/lesson/pair/verdict", data=b"{}",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        assert step["accepted"] == json.loads(response.read())["accepted"]
     box = teacher.evaluate(BOX, "#class-summary")
     assert box["top"] >= 0 and box["top"] < 900, "the summary is not on the first screen"
     tools.screenshot(teacher, "class-teacher-summary")

@@ -794,7 +794,8 @@ function attemptAnswer() {
 /** The teacher's reveal, for the whole class: the server first, then this screen, then (by events) the phones. */
 async function revealClass() {
   try {
-    await call("POST", `/${code}/reveal`);
+    // The server judges the setup on the teacher's screen: the choices it accepts go into the class's results.
+    await call("POST", `/${code}/reveal`, lesson.step === live.step ? lesson.setup : {});
   } catch (error) {
     failed(error, tr("class_reveal_failed"));
     return;
