@@ -188,6 +188,11 @@ def test_the_projector_opens_each_step_at_its_question_after_a_reveal(open_page,
         teacher.click("[data-commit]")
     tools.wait_until(teacher, "() => !document.querySelector('#step-reveal').hidden")
     wait_panel(teacher, tools, "revealed", "true")
+    # Once drawn, the view moves to the verdict: it starts at the top of the 1280x720 screen.
+    tools.wait_until(teacher, "() => { const r = document.querySelector('#verdict').getBoundingClientRect();"
+                              " return document.querySelector('#verdict').dataset.outcome !== undefined"
+                              " && r.top >= 0 && r.bottom <= 720; }", timeout=30,
+                     message="the view did not move to the teacher's verdict")
     # Scrolled down to the verdict, as Enter leaves it, or as a teacher scrolls to read it.
     teacher.evaluate("() => document.querySelector('#step-reveal').scrollIntoView({block: 'start'})")
     assert teacher.evaluate(BOX, "#step-title")["top"] < 0, "the page is not scrolled (the case under test)"
