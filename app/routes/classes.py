@@ -7,16 +7,19 @@ refused for the unknown codes others sent from its address; only requests withou
 import hmac
 import time
 from collections.abc import Awaitable
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
 
-from app.deps import AppSettings, ClassesDep, Events, Limits
+from app.deps import AppSettings, ClassesDep, Events, Limits, Registry, static_dir
+from app.i18n import LANGS
 from app.schemas.classes import (
     Answer,
     Answered,
     ClassCode,
+    ClassResults,
     ClassView,
     Done,
     Joined,
@@ -29,10 +32,13 @@ from app.schemas.classes import (
     StudentId,
 )
 from app.schemas.compare import ERROR_RESPONSES, ErrorMessage
+from app.schemas.verdicts import VerdictRequest
 from app.services.class_events import event_stream
+from app.services.class_results import CSV_COLUMNS, class_results, results_csv
 from app.services.classes import ClassError, stream_key
 from app.services.join_links import is_loopback, join_links
 from app.services.lesson import qr_svg
+from app.services.verdicts import verdict
 from app.settings import Settings
 
 router = APIRouter(prefix="/api/classes", tags=["classes"])
@@ -86,6 +92,7 @@ async def _may_create(request: Request, settings: Settings, limits, key: str | N
 
 
 Token = Annotated[str | None, Depends(bearer_token)]
+Lang = Annotated[Literal[tuple(LANGS)], Query(description="The language of the question and choice texts.")]
 
 
 def _responses(**described: str) -> dict:
@@ -187,10 +194,17 @@ async def move_step(code: ClassCode, move: StepMove, classes: ClassesDep, token:
 
 @router.post("/{code}/reveal", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                           s503=STORE_DOWN))
-async def reveal(code: ClassCode, classes: ClassesDep, token: Token):
-    """Teacher only: show the current step's answer everywhere; answers to it close."""
+async def reveal(code: ClassCode, classes: ClassesDep, registry: Registry, token: Token,
+                 setup: VerdictRequest | None = None):
+    """Teacher only: show the current step's answer everywhere; answers to it close. The server decides which
+    choices are right, from the setup on the teacher's screen (the same fields as POST /api/lesson/{step}/verdict;
+    absent: the step's own), and keeps them with the class's results."""
     await classes.require_teacher(code, token)
-    await classes.reveal(code)
+    fields = setup.model_dump(by_alias=True) if setup else {}
+
+    async def judge(step_id: str) -> list[str]:
+        return (await run_in_threadpool(verdict, step_id, fields, registry))["accepted"]
+    await classes.reveal(code, judge)
     return {}
 
 
@@ -225,10 +239,29 @@ async def unlock(code: ClassCode, classes: ClassesDep, token: Token):
 @router.post("/{code}/end", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                        s503=STORE_DOWN))
 async def end(code: ClassCode, classes: ClassesDep, token: Token):
-    """Teacher only: close the class and forget its answers; every screen is told."""
+    """Teacher only: close the class; every screen is told it ended. Its results stay readable with the teacher's
+    token for 24 hours (GET /results)."""
     await classes.require_teacher(code, token)
     await classes.end(code)
     return {}
+
+
+@router.get("/{code}/results", response_model=ClassResults, responses=_responses(
+    s403=TEACHER, s404=NOT_FOUND + " An ended class's results are kept for 24 hours.", s503=STORE_DOWN))
+async def results(request: Request, code: ClassCode, classes: ClassesDep, token: Token, lang: Lang = "en"):
+    """Teacher only, while the class runs and for 24 hours after it ends: every step it visited that asks a
+    question, with each round's counts, the choices the server accepted at the reveal, and who did not answer."""
+    return class_results(code, await classes.record(code, token), static_dir(request), lang)
+
+
+@router.get("/{code}/results.csv", response_class=Response, responses={**_responses(
+    s403=TEACHER, s404=NOT_FOUND, s503=STORE_DOWN), 200: {"content": {"text/csv": {}}, "description":
+    "UTF-8 with a byte-order mark, one row per step, round and choice: " + ", ".join(CSV_COLUMNS) + "."}})
+async def results_table(request: Request, code: ClassCode, classes: ClassesDep, token: Token, lang: Lang = "en"):
+    """Teacher only: the same results as a spreadsheet opens them, in any language."""
+    table = results_csv(class_results(code, await classes.record(code, token), static_dir(request), lang))
+    return Response(table, media_type="text/csv; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="class-{code}-results.csv"'})
 
 
 @router.post("/{code}/answers", response_model=Answered, responses=_responses(
@@ -251,10 +284,11 @@ async def answer(request: Request, code: ClassCode, body: Answer, classes: Class
 @router.get("/{code}/events", responses={**_responses(s404=NOT_FOUND, s429=TOO_MANY_MISSES, s503=STORE_DOWN), 200: {
     "content": {"text/event-stream": {}},
     "description": "Server-sent events: the current state at once, then each change, as data: "
-                   '{"step", "revealed", "joined", "answered", "locked"}, or {"ended": true}; to a removed '
-                   'student\'s stream, {"removed": true}. While the class store does not answer: `event: outage`; '
-                   "when it does again: `event: back` and the state. A comment at least every 15 s keeps the line "
-                   "open through proxies."}})
+                   '{"step", "round", "revealed", "joined", "answered", "locked"}; once the class is gone, '
+                   '{"ended": true} (the teacher ended it) or {"lost": true} (it vanished without an end: the class '
+                   'store was emptied, e.g. a Redis restarted without persistence); to a removed student\'s stream, '
+                   '{"removed": true}. While the class store does not answer: `event: outage`; when it does again: '
+                   '`event: back` and the state. A comment at least every 15 s keeps the line open through proxies.'}})
 async def events(request: Request, code: ClassCode, classes: ClassesDep, broadcaster: Events, settings: AppSettings,
                  limits: Limits,
                  student: Annotated[StudentId | None, Query(

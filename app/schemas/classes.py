@@ -162,3 +162,43 @@ class Answered(BaseModel):
 
 class Done(BaseModel):
     ok: bool = Field(True, description="Always true: the change is made and every screen of the class is told.")
+
+
+class ChoiceResult(BaseModel):
+    id: str = Field(description="The choice's id, as answers send it.")
+    text: str = Field(description="The choice as the lesson words it in the asked language.")
+    right: bool | None = Field(description="Whether the server's verdict at the reveal accepted it; null: the step "
+                                           "was not revealed.")
+
+
+class SeatName(BaseModel):
+    student: str = Field(description="The student's id.")
+    name: str = Field(description="Their name on the roster.")
+
+
+class RoundResult(BaseModel):
+    round: int = Field(description="1, or 2 for the vote after talking to a neighbour.")
+    counts: dict[str, int] = Field(description="Students per choice in this round (each round counts its own "
+                                               "answers).")
+    answered: int = Field(description="Students who answered in this round.")
+    right: int | None = Field(description="Of them, those whose choice the verdict accepted; null before the reveal.")
+    not_answered: list[SeatName] = Field(description="The class's students who sent no answer in this round.")
+
+
+class StepResult(BaseModel):
+    step: int = Field(description="The step (1-based).")
+    id: str = Field(description="The step's id (GET /api/lesson).")
+    question: str = Field(description="The question in the asked language.")
+    choices: list[ChoiceResult] = Field(description="The step's choices, in the lesson's order.")
+    accepted: list[str] | None = Field(description="The choices the server's verdict accepted at the reveal, for the "
+                                                   "setup the teacher revealed; null: not revealed.")
+    rounds: list[RoundResult] = Field(description="Each round opened at the step: one, or two after a vote again.")
+
+
+class ClassResults(BaseModel):
+    code: str = Field(description="The class's code.")
+    lang: str = Field(description="The language of question and choice texts.")
+    ended: bool = Field(description="Whether the teacher ended the class (its record is kept for 24 hours).")
+    ended_at: float | None = Field(description="When it ended, seconds since 1970; null while it runs.")
+    students: int = Field(description="Students in the class (removed ones are in no count).")
+    steps: list[StepResult] = Field(description="Every step the class visited that asks a question, in order.")

@@ -33,6 +33,7 @@ STALL_SECONDS = 2.5
 class Channel:
     def __init__(self, state: ClassState):
         self.state: ClassState | None = state  # None: the class is gone
+        self.ended = False  # gone with an end record (the teacher ended it), not lost
         self.outage = False  # the store does not answer
         self.changed = asyncio.Event()
         self.listeners = 0
@@ -40,8 +41,9 @@ class Channel:
         self.removed: set[str] = set()  # the students the teacher removed, read when state.removed grows
         self.removed_count = 0
 
-    def publish(self, state: ClassState | None, outage: bool = False) -> None:
+    def publish(self, state: ClassState | None, outage: bool = False, ended: bool = False) -> None:
         self.state = state
+        self.ended = ended
         self.outage = outage
         changed, self.changed = self.changed, asyncio.Event()
         changed.set()
@@ -82,7 +84,7 @@ class Broadcaster:
                         channel.removed_count = state.removed
                     if (state is None or channel.state is None or channel.outage
                             or state.version > channel.state.version):
-                        channel.publish(state)
+                        channel.publish(state, ended=state is None and await self.store.ended(code))
                     if state is None:
                         return
             except asyncio.CancelledError:
@@ -137,7 +139,8 @@ class Broadcaster:
         for code, channel in list(self.channels.items()):
             if channel.outage:
                 try:
-                    channel.publish(await self.store.state(code, time.time()))
+                    state = await self.store.state(code, time.time())
+                    channel.publish(state, ended=state is None and await self.store.ended(code))
                 except self.store.unavailable:
                     channel.publish(channel.state, outage=True)
                     self.down = True
@@ -153,8 +156,11 @@ class Broadcaster:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _event(state: ClassState | None) -> str:
-    data = {"ended": True} if state is None else {
+def _event(state: ClassState | None, ended: bool = True) -> str:
+    """The state, or once the class is gone: {"ended": true} when the teacher ended it, {"lost": true} when it
+    vanished without an end (a store emptied by a restart without persistence, or a class expired)."""
+    gone = {"ended": True} if ended else {"lost": True}
+    data = gone if state is None else {
         "step": state.step, "round": state.round, "revealed": state.revealed, "joined": state.joined,
         "answered": state.answered, "locked": state.locked}
     return f"data: {json.dumps(data)}\n\n"
@@ -193,7 +199,7 @@ async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, t
                 return
             if not outage:
                 if now is None:
-                    yield text + _event(None)
+                    yield text + _event(None, channel.ended)
                     return
                 if now.version > sent.version and (
                         teacher_view or (now.step, now.round, now.revealed) != (sent.step, sent.round, sent.revealed)):

@@ -12,10 +12,12 @@ import hmac
 import logging
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 
 from app.errors import InputError
 from app.lesson_steps import STEPS
-from app.stores import ClassState, ClassStore, Seat
+from app.services.verdicts import JUDGED_STEPS
+from app.stores import ClassRecord, ClassState, ClassStore, Seat
 
 log = logging.getLogger("heads_positions")
 
@@ -143,8 +145,13 @@ class Classes:
     async def set_step(self, code: str, step: int) -> None:
         _check(code, await self.ask(self.store.set_step(code, step, time.time())))
 
-    async def reveal(self, code: str) -> None:
-        _check(code, await self.ask(self.store.reveal(code, time.time())))
+    async def reveal(self, code: str, judge: Callable[[str], Awaitable[list[str]]]) -> None:
+        """Reveal the current step, and keep with its record the choices `judge(step_id)` accepts (the server's
+        verdict for the setup the teacher revealed); a step without a question keeps none."""
+        state = await self.state(code)
+        step = STEPS[state.step - 1]
+        accepted = await judge(step["id"]) if step["choices"] and step["id"] in JUDGED_STEPS else None
+        _check(code, await self.ask(self.store.reveal(code, accepted, time.time())))
 
     async def again(self, code: str) -> int:
         """Close the current step's vote and open a second one before the reveal: the new round."""
@@ -166,7 +173,19 @@ class Classes:
         _check(code, await self.ask(self.store.set_locked(code, locked, time.time())))
 
     async def end(self, code: str) -> None:
-        _check(code, await self.ask(self.store.end(code)))
+        _check(code, await self.ask(self.store.end(code, time.time())))
+
+    async def record(self, code: str, token: str | None) -> ClassRecord:
+        """The class's record for its teacher, while it runs and for a day after it ends (404 after)."""
+        record = await self.ask(self.store.record(code, time.time()))
+        if record is None:
+            raise missing(code)
+        if token is None:
+            raise ClassError(403, "teacher_only",
+                             "only the teacher can do this: send Authorization: Bearer <teacher_token>")
+        if not hmac.compare_digest(record.token_hash, token_hash(token)):
+            raise ClassError(403, "teacher_token_wrong", "this is not the teacher's token for this class")
+        return record
 
     async def seat(self, code: str, token: str | None) -> tuple[str, bool] | None:
         """(student, removed) whose token this is, or None (no token, or not one of this class's)."""

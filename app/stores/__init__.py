@@ -6,6 +6,10 @@ whenever that may have happened (SQLite: a poll of the version column; Redis: a 
 single watcher per class and process reads it (app/services/class_events.py). The per-address rate
 limits keep their windows here too (hit, note), so they hold across workers and replicas.
 
+"end" keeps the class's record (its steps, rounds, accepted choices, students and answers) for
+`Lifetimes.results` seconds, readable with the teacher's token (record); a class that vanishes without one
+(a Redis emptied by a restart without persistence) is "lost", not ended (ended).
+
 A store that cannot be reached raises one of its `unavailable` exceptions; the service turns them into
 503 "the class store does not answer" (app/services/classes.py), never a 500.
 """
@@ -24,6 +28,7 @@ class Lifetimes:
     """How long a class lives without a change: `idle` seconds once a student joined, `unjoined` before."""
     idle: float
     unjoined: float
+    results: float = 24 * 3600  # how long an ended class's record stays readable for the teacher
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,22 @@ class Seat:
     answered: bool
 
 
+@dataclass(frozen=True)
+class StepRecord:
+    rounds: int  # the rounds opened at this step: 1, or 2 after the teacher asked the class to vote again
+    accepted: list[str] | None  # the choices the server's verdict counted right at the reveal; None: not revealed
+
+
+@dataclass(frozen=True)
+class ClassRecord:
+    """What a class leaves the teacher: kept while it runs and for Lifetimes.results seconds after it ends."""
+    token_hash: str
+    ended_at: float | None  # wall-clock seconds; None while the class runs
+    steps: dict[int, StepRecord]  # every step the class visited
+    students: dict[str, str]  # student -> name, by joining time; removed students are not here
+    answers: list[tuple[int, int, str, str]]  # (step, round, student, choice) of the students above
+
+
 class ClassStore(Protocol):
     name: str  # "sqlite" or "redis", as error messages and /readyz name it
     unavailable: tuple[type[BaseException], ...]  # what it raises when it cannot be reached
@@ -59,9 +80,10 @@ class ClassStore(Protocol):
     async def state(self, code: str, now: float) -> ClassState | None: ...
 
     async def set_step(self, code: str, step: int, now: float) -> Outcome:
-        """Move to `step` and hide its reveal again, at round 1."""
+        """Move to `step` and hide its reveal again, at round 1; the step joins the class's record."""
 
-    async def reveal(self, code: str, now: float) -> Outcome: ...
+    async def reveal(self, code: str, accepted: list[str] | None, now: float) -> Outcome:
+        """Reveal the current step and keep `accepted` (the verdict's right choices) with its record."""
 
     async def again(self, code: str, max_rounds: int, now: float) -> tuple[Outcome, int]:
         """Close the current step's vote and open the next round: ("ok", the new round), or "revealed" (the
@@ -69,7 +91,15 @@ class ClassStore(Protocol):
 
     async def set_locked(self, code: str, locked: bool, now: float) -> Outcome: ...
 
-    async def end(self, code: str) -> Outcome: ...
+    async def end(self, code: str, now: float) -> Outcome:
+        """Close the class: every token but the teacher's results stop working; its record stays readable
+        for Lifetimes.results seconds."""
+
+    async def ended(self, code: str) -> bool:
+        """Whether the teacher ended this class (its record is kept): a class gone without one was lost."""
+
+    async def record(self, code: str, now: float) -> ClassRecord | None:
+        """The class's record, running or ended (within Lifetimes.results), or None."""
 
     async def join(self, code: str, student: str, token_hash: str, name: str | None, animal: str, now: float,
                    max_students: int) -> tuple[Outcome, str]:

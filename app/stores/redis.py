@@ -6,13 +6,17 @@ Keys, for class CODE: hp:class:CODE (hash: token_hash, step, revealed, version, 
 hp:class:CODE:tokens (hash: student token's sha256 -> student), hp:class:CODE:students (hash: student ->
 name), hp:class:CODE:joined (sorted set: student -> when they joined), hp:class:CODE:removed (hash:
 student -> when the teacher removed them), hp:class:CODE:a:STEP (hash: student -> choice in round 1;
-hp:class:CODE:a:STEP:2 in round 2), hp:classes
+hp:class:CODE:a:STEP:2 in round 2), hp:class:CODE:steps (hash: each step visited -> its rounds, and
+STEP:accepted -> the verdict's right choices as JSON, kept at the reveal), hp:classes
 (sorted set: code -> when it expires, to count open classes), and the channel hp:class:CODE:events. Every
 key of a class expires after its lifetime: the idle time once a student joined, the shorter unjoined time
-before. A rate limit's window is hp:hits:KEY (sorted set of event times), which expires with its window.
+before. "end" renames every key of the class to hp:ended:CODE..., kept for the results' lifetime: the record the
+teacher reads, and the sign that the class ended rather than vanished. A rate limit's window is hp:hits:KEY
+(sorted set of event times), which expires with its window.
 """
 
 import asyncio
+import json
 import math
 import secrets
 from collections.abc import AsyncIterator
@@ -22,7 +26,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.lesson_steps import STEPS
-from app.stores import ClassState, Lifetimes, Seat
+from app.stores import ClassRecord, ClassState, Lifetimes, Seat, StepRecord
 
 LIVE = "hp:classes"
 MAX_ROUNDS = 2  # app.services.classes.MAX_ROUNDS: the answer keys of every round are listed by it
@@ -35,7 +39,7 @@ SUBSCRIPTIONS = 10_000  # one per class watched in this process, at most HP_MAX_
 # lifetime before anyone joined.
 # Every key of a class but its hash; the answers' keys are named by answers_at() alone (round 1's keep the name
 # they had before rounds).
-PARTS = "{':tokens', ':students', ':joined', ':removed'}"
+PARTS = "{':tokens', ':students', ':joined', ':removed', ':steps'}"
 KEYS_OF = f"""
 local prefix = KEYS[1]
 local function answers_at(step, round)
@@ -72,7 +76,9 @@ local now = tonumber(ARGV[1])
 redis.call('ZREMRANGEBYSCORE', '{LIVE}', '-inf', now)
 if redis.call('ZCARD', '{LIVE}') >= tonumber(ARGV[4]) then return 'full' end
 if redis.call('EXISTS', prefix) == 1 then return 'missing' end
+if redis.call('EXISTS', 'hp:ended:' .. string.sub(prefix, 10)) == 1 then return 'missing' end
 redis.call('HSET', prefix, 'token_hash', ARGV[5], 'step', ARGV[6], 'revealed', 0, 'version', 0, 'locked', 0)
+redis.call('HSET', prefix .. ':steps', ARGV[6], 1)
 touch()
 return 'ok'
 """
@@ -83,6 +89,24 @@ for i = 4, #ARGV, 2 do redis.call('HSET', prefix, ARGV[i], ARGV[i + 1]) end
 touch()
 return 'ok'
 """
+# ARGV[4] the step to move to.
+STEP = TOUCH + """
+if redis.call('EXISTS', prefix) == 0 then return 'missing' end
+redis.call('HSET', prefix, 'step', ARGV[4], 'revealed', 0, 'round', 1)
+redis.call('HSETNX', prefix .. ':steps', ARGV[4], 1)
+touch()
+return 'ok'
+"""
+# ARGV[4] the accepted choices as JSON, '' for none.
+REVEAL = TOUCH + """
+if redis.call('EXISTS', prefix) == 0 then return 'missing' end
+redis.call('HSET', prefix, 'revealed', 1)
+local accepted = redis.call('HGET', prefix, 'step') .. ':accepted'
+if ARGV[4] == '' then redis.call('HDEL', prefix .. ':steps', accepted)
+else redis.call('HSET', prefix .. ':steps', accepted, ARGV[4]) end
+touch()
+return 'ok'
+"""
 # ARGV[4] the most rounds. Returns {outcome, round}.
 AGAIN = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return {'missing', 0} end
@@ -90,6 +114,7 @@ local round = tonumber(redis.call('HGET', prefix, 'round') or '1')
 if redis.call('HGET', prefix, 'revealed') == '1' then return {'revealed', round} end
 if round >= tonumber(ARGV[4]) then return {'full', round} end
 redis.call('HSET', prefix, 'round', round + 1)
+redis.call('HSET', prefix .. ':steps', redis.call('HGET', prefix, 'step'), round + 1)
 touch()
 return {'ok', round + 1}
 """
@@ -194,18 +219,61 @@ if ARGV[4] == '1' then
 end
 return '0'
 """
+# KEYS[2] the live classes, ARGV[1] now, ARGV[2] how long the record is kept.
 END = KEYS_OF + """
-local existed = redis.call('DEL', prefix)
-for _, key in ipairs(class_keys()) do redis.call('DEL', key) end
+if redis.call('EXISTS', prefix) == 0 then return 'missing' end
+redis.call('HSET', prefix, 'ended', ARGV[1])
+local ended = 'hp:ended:' .. string.sub(prefix, 10)
+local keys = class_keys()
+keys[#keys + 1] = prefix
+for _, key in ipairs(keys) do
+  if redis.call('EXISTS', key) == 1 then
+    local kept = ended .. string.sub(key, #prefix + 1)
+    redis.call('RENAME', key, kept)
+    redis.call('EXPIRE', kept, math.ceil(tonumber(ARGV[2])))
+  end
+end
 redis.call('ZREM', KEYS[2], string.sub(prefix, 10))
 redis.call('PUBLISH', prefix .. ':events', 'end')
-if existed > 0 then return 'ok' end
-return 'missing'
+return 'ok'
+"""
+# The record of a running class (KEYS[1] hp:class:CODE) or an ended one (hp:ended:CODE). Returns {token hash,
+# ended, steps (flat hash), students in joining order (flat: id, name), answers (flat: step, round, student,
+# choice)}, or false.
+RECORD = KEYS_OF + """
+local token, ended = unpack(redis.call('HMGET', prefix, 'token_hash', 'ended'))
+if not token then return false end
+local steps = redis.call('HGETALL', prefix .. ':steps')
+local students = {}
+local joined = redis.call('ZRANGE', prefix .. ':joined', 0, -1)
+for _, student in ipairs(joined) do
+  if redis.call('HEXISTS', prefix .. ':removed', student) == 0 then
+    students[#students + 1] = student
+    students[#students + 1] = redis.call('HGET', prefix .. ':students', student) or ''
+  end
+end
+local answers = {}
+for i = 1, #steps, 2 do
+  if not string.find(steps[i], ':') then
+    for r = 1, tonumber(steps[i + 1]) do
+      local found = redis.call('HGETALL', answers_at(steps[i], r))
+      for j = 1, #found, 2 do
+        answers[#answers + 1] = steps[i]; answers[#answers + 1] = r
+        answers[#answers + 1] = found[j]; answers[#answers + 1] = found[j + 1]
+      end
+    end
+  end
+end
+return {token, ended or '', steps, students, answers}
 """
 
 
 def _key(code: str) -> str:
     return f"hp:class:{code}"  # 9 characters before the code: string.sub(prefix, 10) in the scripts
+
+
+def _ended_key(code: str) -> str:
+    return f"hp:ended:{code}"  # 9 characters too: the END script names it from the class's key
 
 
 def _answers_at(code: str, step: int, round_: int) -> str:
@@ -232,7 +300,8 @@ class RedisStore:
         self.subscriber = redis.Redis.from_url(url, decode_responses=True, max_connections=SUBSCRIPTIONS, **timeouts)
         self.lifetimes = lifetimes
         scripts = {"create": CREATE, "change": CHANGE, "join": JOIN, "answer": ANSWER, "state": STATE, "end": END,
-                   "remove": REMOVE, "roster": ROSTER, "hit": HIT, "again": AGAIN}
+                   "remove": REMOVE, "roster": ROSTER, "hit": HIT, "again": AGAIN, "step": STEP, "reveal": REVEAL,
+                   "record": RECORD}
         self.scripts = {name: self.redis.register_script(text) for name, text in scripts.items()}
 
     async def _call(self, name: str, code: str, now: float, *args, keys: tuple = ()):
@@ -254,10 +323,10 @@ class RedisStore:
                           version=int(version), locked=locked == "1", removed=int(removed), round=int(round_))
 
     async def set_step(self, code, step, now):
-        return await self._call("change", code, now, "step", step, "revealed", 0, "round", 1)
+        return await self._call("step", code, now, step)
 
-    async def reveal(self, code, now):
-        return await self._call("change", code, now, "revealed", 1)
+    async def reveal(self, code, accepted, now):
+        return await self._call("reveal", code, now, "" if accepted is None else json.dumps(accepted))
 
     async def again(self, code, max_rounds, now):
         outcome, round_ = await self._call("again", code, now, max_rounds)
@@ -266,8 +335,28 @@ class RedisStore:
     async def set_locked(self, code, locked, now):
         return await self._call("change", code, now, "locked", int(locked))
 
-    async def end(self, code):
-        return await self.scripts["end"](keys=[_key(code), LIVE])
+    async def end(self, code, now):
+        return await self.scripts["end"](keys=[_key(code), LIVE], args=[now, self.lifetimes.results])
+
+    async def ended(self, code):
+        return bool(await self.redis.exists(_ended_key(code)))
+
+    async def record(self, code, now):
+        for key in (_key(code), _ended_key(code)):
+            found = await self.scripts["record"](keys=[key])
+            if found:
+                break
+        else:
+            return None
+        token, ended, steps, students, answers = found
+        fields = dict(zip(steps[::2], steps[1::2], strict=True))
+        kept = {int(step): StepRecord(int(rounds), json.loads(fields[f"{step}:accepted"])
+                                      if f"{step}:accepted" in fields else None)
+                for step, rounds in fields.items() if ":" not in step}
+        return ClassRecord(token_hash=token, ended_at=float(ended) if ended else None, steps=dict(sorted(kept.items())),
+                           students=dict(zip(students[::2], students[1::2], strict=True)),
+                           answers=[(int(answers[i]), int(answers[i + 1]), answers[i + 2], answers[i + 3])
+                                    for i in range(0, len(answers), 4)])
 
     async def join(self, code, student, token_hash, name, animal, now, max_students):
         outcome, given = await self._call("join", code, now, student, token_hash, max_students, name or "", animal)

@@ -6,6 +6,7 @@ step current?") and the change happen under one lock, whichever worker asks.
 """
 
 import asyncio
+import json
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
@@ -13,13 +14,18 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from app.stores import ClassState, Lifetimes, Outcome, Seat
+from app.stores import ClassRecord, ClassState, Lifetimes, Outcome, Seat, StepRecord
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
     code TEXT PRIMARY KEY, token_hash TEXT NOT NULL, step INTEGER NOT NULL, revealed INTEGER NOT NULL,
     version INTEGER NOT NULL, touched REAL NOT NULL, locked INTEGER NOT NULL DEFAULT 0,
-    round INTEGER NOT NULL DEFAULT 1);
+    round INTEGER NOT NULL DEFAULT 1, ended_at REAL);
+-- Every step the class visited: how many rounds it opened, and the choices its verdict accepted (JSON) at the
+-- reveal.
+CREATE TABLE IF NOT EXISTS visits (
+    code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL, rounds INTEGER NOT NULL DEFAULT 1,
+    accepted TEXT, PRIMARY KEY (code, step));
 CREATE TABLE IF NOT EXISTS students (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, student TEXT NOT NULL, token_hash TEXT,
     name TEXT, joined_at REAL, removed_at REAL, PRIMARY KEY (code, student));
@@ -36,7 +42,8 @@ DROP TABLE IF EXISTS creations;
 # its students, who hold no token, join again).
 ADDED_COLUMNS = [("classes", "locked", "INTEGER NOT NULL DEFAULT 0"),
                  ("classes", "round", "INTEGER NOT NULL DEFAULT 1"), ("students", "token_hash", "TEXT"),
-                 ("students", "name", "TEXT"), ("students", "joined_at", "REAL"), ("students", "removed_at", "REAL")]
+                 ("students", "name", "TEXT"), ("students", "joined_at", "REAL"), ("students", "removed_at", "REAL"),
+                 ("classes", "ended_at", "REAL")]
 # Answers before rounds were keyed (code, step, student): the table is made again with the round in its key,
 # each answer in round 1.
 ANSWERS_WITH_ROUNDS = """
@@ -48,9 +55,12 @@ DROP TABLE answers;
 ALTER TABLE answers_by_round RENAME TO answers;
 """
 INDEXES = "CREATE INDEX IF NOT EXISTS students_by_token ON students (code, token_hash);"
-# A class lives while touched within the idle time, and within the shorter time while nobody joined.
-ALIVE = ("touched >= :idle_cut AND (touched >= :unjoined_cut OR "
-         "EXISTS (SELECT 1 FROM students s WHERE s.code = classes.code))")
+# A class lives while touched within the idle time, and within the shorter time while nobody joined, until the
+# teacher ends it; then its record stays until :kept_cut.
+LIVELY = ("touched >= :idle_cut AND (touched >= :unjoined_cut OR "
+          "EXISTS (SELECT 1 FROM students s WHERE s.code = classes.code))")
+ALIVE = f"ended_at IS NULL AND {LIVELY}"
+KEPT = f"(({ALIVE}) OR (ended_at IS NOT NULL AND ended_at >= :kept_cut))"
 
 
 class SqliteStore:
@@ -101,16 +111,19 @@ class SqliteStore:
         return result
 
     def _cuts(self, now: float) -> dict:
-        return {"idle_cut": now - self.lifetimes.idle, "unjoined_cut": now - self.lifetimes.unjoined}
+        return {"idle_cut": now - self.lifetimes.idle, "unjoined_cut": now - self.lifetimes.unjoined,
+                "kept_cut": now - self.lifetimes.results}
 
     def _purge(self, now: float) -> None:
-        """Delete the classes that are no longer alive (their students and answers go with them)."""
-        self.db.execute(f"DELETE FROM classes WHERE NOT ({ALIVE})", self._cuts(now))
+        """Delete the classes that are no longer alive and ended records past their time (their students and
+        answers go with them)."""
+        self.db.execute(f"DELETE FROM classes WHERE NOT {KEPT}", self._cuts(now))
 
     def _live(self, code: str, now: float):
         """(step, revealed, locked, round) of the class, or None; classes gone quiet are deleted on the way."""
         self._purge(now)
-        return self.db.execute("SELECT step, revealed, locked, round FROM classes WHERE code = ?", (code,)).fetchone()
+        return self.db.execute("SELECT step, revealed, locked, round FROM classes WHERE code = ? AND ended_at IS NULL",
+                               (code,)).fetchone()
 
     def _touch(self, code: str, now: float) -> None:
         self.db.execute("UPDATE classes SET version = version + 1, touched = ? WHERE code = ?", (now, code))
@@ -118,10 +131,13 @@ class SqliteStore:
     async def create(self, code, token_hash, step, now, max_classes):
         def create():
             self._purge(now)
-            if self.db.execute("SELECT count(*) FROM classes").fetchone()[0] >= max_classes:
+            if self.db.execute("SELECT count(*) FROM classes WHERE ended_at IS NULL").fetchone()[0] >= max_classes:
                 return "full"
-            inserted = self.db.execute("INSERT OR IGNORE INTO classes VALUES (?, ?, ?, 0, 1, ?, 0, 1)",
-                                       (code, token_hash, step, now)).rowcount
+            # A code whose ended record is still kept is taken too.
+            inserted = self.db.execute("INSERT OR IGNORE INTO classes (code, token_hash, step, revealed, version, "
+                                       "touched) VALUES (?, ?, ?, 0, 1, ?)", (code, token_hash, step, now)).rowcount
+            if inserted:
+                self.db.execute("INSERT INTO visits (code, step) VALUES (?, ?)", (code, step))
             return "ok" if inserted else "missing"
         return await self._run(self._write, create)
 
@@ -165,12 +181,26 @@ class SqliteStore:
         return "ok"
 
     async def set_step(self, code, step, now) -> Outcome:
-        return await self._run(self._write, self._change, code, now,
-                               "UPDATE classes SET step = ?, revealed = 0, round = 1 WHERE code = ?", (step, code))
+        def set_step():
+            outcome = self._change(code, now, "UPDATE classes SET step = ?, revealed = 0, round = 1 WHERE code = ?",
+                                   (step, code))
+            if outcome == "ok":
+                self.db.execute("INSERT OR IGNORE INTO visits (code, step) VALUES (?, ?)", (code, step))
+            return outcome
+        return await self._run(self._write, set_step)
 
-    async def reveal(self, code, now) -> Outcome:
-        return await self._run(self._write, self._change, code, now,
-                               "UPDATE classes SET revealed = 1 WHERE code = ?", (code,))
+    async def reveal(self, code, accepted, now) -> Outcome:
+        def reveal():
+            live = self._live(code, now)
+            if live is None:
+                return "missing"
+            self.db.execute("UPDATE classes SET revealed = 1 WHERE code = ?", (code,))
+            self.db.execute("INSERT INTO visits (code, step, accepted) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET "
+                            "accepted = excluded.accepted",
+                            (code, live[0], None if accepted is None else json.dumps(accepted)))
+            self._touch(code, now)
+            return "ok"
+        return await self._run(self._write, reveal)
 
     async def again(self, code, max_rounds, now) -> tuple[Outcome, int]:
         def again():
@@ -183,6 +213,8 @@ class SqliteStore:
             if round_ >= max_rounds:
                 return "full", round_
             self.db.execute("UPDATE classes SET round = round + 1 WHERE code = ?", (code,))
+            self.db.execute("INSERT INTO visits (code, step, rounds) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET "
+                            "rounds = max(rounds, excluded.rounds)", (code, live[0], round_ + 1))
             self._touch(code, now)
             return "ok", round_ + 1
         return await self._run(self._write, again)
@@ -191,10 +223,44 @@ class SqliteStore:
         return await self._run(self._write, self._change, code, now,
                                "UPDATE classes SET locked = ? WHERE code = ?", (int(locked), code))
 
-    async def end(self, code) -> Outcome:
+    async def end(self, code, now) -> Outcome:
         def end():
-            return "ok" if self.db.execute("DELETE FROM classes WHERE code = ?", (code,)).rowcount else "missing"
+            if self._live(code, now) is None:
+                return "missing"
+            self.db.execute("UPDATE classes SET ended_at = ? WHERE code = ?", (now, code))
+            self._touch(code, now)  # the watchers read the state again: none, and an end record
+            return "ok"
         return await self._run(self._write, end)
+
+    async def ended(self, code):
+        def read():
+            row = self.db.execute("SELECT 1 FROM classes WHERE code = ? AND ended_at IS NOT NULL", (code,)).fetchone()
+            return row is not None
+        return await self._run(read)
+
+    async def record(self, code, now):
+        def read():
+            self.db.execute("BEGIN")
+            try:
+                row = self.db.execute(f"SELECT token_hash, ended_at FROM classes WHERE code = :code AND {KEPT}",
+                                      {"code": code, **self._cuts(now)}).fetchone()
+                if row is None:
+                    return None
+                visits = self.db.execute("SELECT step, rounds, accepted FROM visits WHERE code = ? ORDER BY step",
+                                         (code,)).fetchall()
+                students = self.db.execute("SELECT student, coalesce(name, '') FROM students WHERE code = ? AND "
+                                           "removed_at IS NULL ORDER BY joined_at, rowid", (code,)).fetchall()
+                answers = self.db.execute(
+                    "SELECT a.step, a.round, a.student, a.choice FROM answers a JOIN students s ON s.code = a.code "
+                    "AND s.student = a.student WHERE a.code = ? AND s.removed_at IS NULL ORDER BY a.step, a.round",
+                    (code,)).fetchall()
+            finally:
+                self.db.execute("COMMIT")
+            steps = {step: StepRecord(rounds, None if accepted is None else json.loads(accepted))
+                     for step, rounds, accepted in visits}
+            return ClassRecord(token_hash=row[0], ended_at=row[1], steps=steps, students=dict(students),
+                               answers=[tuple(a) for a in answers])
+        return await self._run(read)
 
     async def join(self, code, student, token_hash, name, animal, now, max_students):
         def join():

@@ -106,12 +106,17 @@ export function postRelative(body, signal) {
  * their own shape. The lines are sent as line_a and line_b, as to /api/compare.
  */
 export function postVerdict(stepId, setup, signal) {
-  if (!setup) return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, {}, signal);
+  return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, verdictBody(setup), signal);
+}
+
+/** The verdict's request body for a setup ({} without one: the step's own); a class's reveal sends the same. */
+export function verdictBody(setup) {
+  if (!setup) return {};
   const body = { line_a: setup.a, position: setup.position, weights: setup.weights, causal: setup.causal };
   if (setup.b !== null && setup.b !== undefined) body.line_b = setup.b;
   if (setup.weights === "random") Object.assign(body, { n_layer: setup.n_layer, n_head: setup.n_head });
   if (setup.distance !== undefined && setup.distance !== null) body.distance = setup.distance;
-  return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, body, signal);
+  return body;
 }
 
 const shipped = new Map();

@@ -126,6 +126,7 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
         assert seat["student"] in [s["student"] for s in json.loads(response.read())["students"]]
 
     teacher.click("#class-end")
+    teacher.click("#class-end-yes")  # ending asks first
     for page in students:
         tools.wait_until(page, "() => !document.querySelector('[data-class-over]').hidden",
                          message="the end of the class did not reach a student")

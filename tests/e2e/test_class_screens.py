@@ -98,14 +98,19 @@ def test_the_teacher_closes_joining_and_a_late_student_is_told(open_page, server
     assert class_state(server_url, code)["locked"] is True
     open_page.allow("status of 403")
     late = open_page(join, locale="fr-FR", explorer=False)
-    tools.wait_until(late, "() => !document.querySelector('#class-status').hidden",
+    # The join screen, on the first screen: why, in the page's language, and a button (waiting alone cannot help).
+    tools.wait_until(late, "() => !document.querySelector('[data-class-over]').hidden",
                      message="the late student was told nothing")
-    assert words(late.text_content("#class-status")) == words(texts("fr")["class_locked"])
-    assert not visible(late, "#class-student")
+    fr = texts("fr")
+    assert words(late.text_content("#class-over-text")) == words(
+        fill(fr["class_join_refused"], code=code) + " " + fr["class_locked"])
+    assert late.evaluate(BOX, "#class-over-text")["bottom"] <= 900
+    assert not visible(late, "#class-student") and not visible(late, "#step-question")
+    assert visible(late, "#class-retry")
     # The student already in stays in: the teacher still counts one, and opening again lets the late one in.
     teacher.click("#class-lock")
     wait_panel(teacher, tools, "locked", "false")
-    late.goto(late.url.split("/lesson")[0] + join)  # the link again
+    late.click("#class-retry")
     wait_panel(late, tools, "step", "2")
     wait_panel(teacher, tools, "joined", "2")
 
@@ -115,6 +120,7 @@ def test_a_student_sees_the_end_of_the_class_after_a_reload_too(open_page, tools
     student = open_page(join, width=390, height=844, locale="zh-CN", explorer=False)
     wait_panel(student, tools, "step", "2")
     teacher.click("#class-end")
+    teacher.click("#class-end-yes")  # ending asks first
     expected = fill(texts("zh")["class_over"], code=code)
     for _ in range(2):  # when it happens, then after a reload
         tools.wait_until(student, "() => !document.querySelector('[data-class-over]').hidden",

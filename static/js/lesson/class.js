@@ -60,7 +60,18 @@ const ui = {
   spread: $("#class-spread"),
   said: $("#class-said"),
   reveal: $("#class-reveal"),
+  again: $("#class-again"),
   end: $("#class-end"),
+  endDialog: $("#class-end-dialog"),
+  endYes: $("#class-end-yes"),
+  endNo: $("#class-end-no"),
+  summary: $("#class-summary"),
+  summaryTitle: $("#class-summary-title"),
+  summarySteps: $("#class-summary-steps"),
+  download: $("#class-download"),
+  summaryClose: $("#class-summary-close"),
+  retryText: $("#class-retry-text"),
+  retry: $("#class-retry"),
   lock: $("#class-lock"),
   student: $("#class-student"),
   following: $("#class-following"),
@@ -73,15 +84,21 @@ const ui = {
   status: $("#class-status"),
   connection: $("#class-connection"),
   held: $("#class-held"),
+  article: $("#results"),
   share: $(".lesson-share"),
 };
 
 let steps = [];
-let role = null; // "teacher" | "student" | "over" (a student whose class ended) | null
+let role = null; // "teacher" | "student" | "over" (a student whose class ended) | "joining" (refused) | null
 let code = null;
 let token = null;
 let live = null; // the class's last state: {step, revealed, joined, answered, locked}
-let counts = null; // teacher only: {choice: students} at live.step
+let counts = null; // teacher only: {choice: students} at live.step, in its open round
+let firstCounts = null; // teacher only: round 1's {choice: students} once the class votes again
+let summary = null; // the teacher's ended class: {code, token, results} (GET /results)
+let joinTimer = null; // a refused phone's next attempt at joining
+let joinTick = null;
+let pendingJoin = null; // the refused phone's join, tried again by the timer or the button
 let students = []; // teacher only: the roster, [{student, name, joined_at, answered}]
 let serverNow = 0; // teacher only: the server's clock when the roster was read (joined_at is the server's)
 let serverNowAt = 0; // performance.now() then: the server's clock now is read from both
@@ -233,9 +250,18 @@ function label(step, choice) {
 }
 
 /** Make this page show the class's step, hidden or revealed as the class has it. */
-function follow() {
+function follow(before = null) {
   const n = live.step;
   const asked = Boolean(stepOf(n).choices);
+  const again = before?.step === n && (before?.round ?? 1) < (live.round ?? 1);
+  if (again && role === "student" && !live.revealed) {
+    // The teacher asked the class to vote again: this phone's first vote is closed, its question opens again.
+    updateSeat((seat) => {
+      delete seat.answers[n];
+      if (seat.pending?.step === n) seat.pending = null;
+    });
+    lesson.goTo(n, { from: "class", focus: false, again: true });
+  }
   if (lesson.step !== n) lesson.goTo(n, { from: "class", focus: false });
   // The same step, opened again by the teacher after its reveal: the question comes back.
   else if (asked && !live.revealed && lesson.revealed) lesson.goTo(n, { from: "class", focus: false, again: true });
@@ -248,18 +274,22 @@ function render() {
   show(ui.idle, role === null);
   show(ui.teacher, role === "teacher");
   show(ui.student, role === "student");
-  show(ui.over, role === "over");
-  // The projector's layout (class.css) and the student's end screen, which hides the lesson behind it.
+  show(ui.over, role === "over" || role === "joining");
+  show(ui.alone, role === "over" || role === "joining");
+  show(ui.summary, summary !== null);
+  // The projector's layout (class.css); the student's end screen, a refused phone's join screen and the
+  // teacher's summary hide the lesson behind them, on the first screen.
   document.body.classList.toggle("is-class-teacher", role === "teacher");
-  document.body.classList.toggle("is-class-over", role === "over");
+  document.body.classList.toggle("is-class-over", role === "over" || role === "joining" || summary !== null);
   // A student's page follows the teacher: no navigation of its own, no step QR code; where the step
   // buttons were, the page says why they are gone. After the end, nothing of the teacher's comes back.
-  lesson.navigation(role !== "student" && role !== "over");
+  lesson.navigation(role !== "student" && role !== "over" && role !== "joining");
   show(ui.share, role === null);
   show(ui.held, role === "student");
   if (role === "student") ui.held.textContent = tr("class_nav_held", { code });
   if (role === "teacher") renderTeacher();
   if (role === "student") renderStudent();
+  if (summary) renderSummary();
 }
 
 /** The join links: the one a phone can open first (it is the QR code's); a warning when there is none. */
@@ -299,18 +329,26 @@ function renderTeacher() {
   if (!lockBusy) ui.lock.checked = Boolean(live.locked);
   const asked = Boolean(step.choices);
   ui.reveal.disabled = !asked || live.revealed;
+  const round = live.round ?? 1;
+  show(ui.again, asked && !live.revealed && round < 2);
+  ui.panel.dataset.round = String(round);
   clear(ui.spread);
   show(ui.spread, asked && counts !== null);
   if (asked && counts) {
-    const most = Math.max(1, ...Object.values(counts));
+    // Both rounds side by side once the class voted again: round 1's count, then round 2's with its bar.
+    const first = round > 1 ? firstCounts : null;
+    const most = Math.max(1, ...Object.values(counts), ...Object.values(first ?? {}));
+    if (first) ui.spread.append(el("li", { className: "lesson-class__rounds", text: tr("class_rounds") }));
     for (const choice of step.choices) {
       const n = counts[choice] ?? 0;
       const bar = el("span", { className: "lesson-class__bar" });
       bar.style.width = `${(100 * n) / most}%`;
-      ui.spread.append(el("li", { dataset: { choice, count: String(n) } }, [
+      const was = first ? first[choice] ?? 0 : null;
+      const shift = was === null ? String(n) : `${was} → ${n}`;
+      ui.spread.append(el("li", { dataset: { choice, count: String(n), first: was === null ? "" : String(was) } }, [
         el("span", { className: "lesson-class__choice", text: label(step, choice) }),
         el("span", { className: "lesson-class__track" }, [bar]),
-        el("span", { className: "lesson-class__n", text: String(n) }),
+        el("span", { className: "lesson-class__n", text: shift }),
       ]));
     }
   }
@@ -372,6 +410,7 @@ function renderStudent() {
   else if (mine && live.revealed) ui.mine.textContent = tr("class_mine_final", { choice: label(step, mine) });
   else if (mine) ui.mine.textContent = tr("class_mine", { choice: label(step, mine) });
   else if (live.revealed) ui.mine.textContent = tr("class_mine_late");
+  else if ((live.round ?? 1) > 1) ui.mine.textContent = tr("class_again_student");
   else ui.mine.textContent = tr("class_mine_none");
   // Also under the question's button, where the student looks after sending (the panel may be a screen away).
   if (step.choices && lesson.step === live.step) lesson.hint(ui.mine.textContent);
@@ -384,14 +423,21 @@ function onState(data) {
     over("class_removed");
     return;
   }
-  if (data.ended) {
-    if (role === "student") over("class_ended");
-    else leave("class_ended");
+  if (data.ended || data.lost) {
+    // Lost: gone without the teacher's end (a class store emptied by a restart). The teacher can start again.
+    const reason = data.lost ? "class_lost" : "class_ended";
+    if (role === "student") over(reason);
+    else if (data.ended && role === "teacher") finish(code, token);
+    else {
+      leave(reason);
+      ui.status.scrollIntoView({ block: "nearest" }); // on the first screen, beside "Start a class"
+    }
     return;
   }
-  const moved = live?.step !== data.step || live?.revealed !== data.revealed;
+  const before = live;
+  const moved = before?.step !== data.step || before?.revealed !== data.revealed || before?.round !== data.round;
   live = data;
-  if (moved) follow();
+  if (moved) follow(before);
   if (role === "teacher") refreshCounts();
   render();
 }
@@ -438,6 +484,8 @@ function refreshCounts() {
     .then((view) => {
       live = { ...live, ...view };
       counts = view.counts ?? null;
+      if ((view.round ?? 1) > 1) readFirstRound(view.step);
+      else firstCounts = null;
       students = view.students ?? [];
       if (view.now) [serverNow, serverNowAt] = [view.now, performance.now()];
       render();
@@ -449,6 +497,82 @@ function refreshCounts() {
         refreshCounts();
       }
     });
+}
+
+/** Round 1's counts of the step, from the class's results (the class state carries the open round's only). */
+function readFirstRound(n) {
+  call("GET", `/${code}/results`).then((results) => {
+    const step = results.steps.find((s) => s.step === n);
+    if (role !== "teacher" || live?.step !== n || !step) return;
+    firstCounts = step.rounds[0]?.counts ?? null;
+    render();
+  }, () => {}); // the counts of round 2 still show; the next event asks again
+}
+
+/** The teacher's "vote again": the server closes the first vote and opens the second; the phones are told. */
+async function voteAgain() {
+  ui.again.disabled = true;
+  try {
+    const { round } = await call("POST", `/${code}/again`);
+    firstCounts = counts;
+    live = { ...live, round, answered: 0 };
+    counts = null;
+    refreshCounts();
+  } catch (error) {
+    failed(error, tr("class_again_failed"));
+  } finally {
+    ui.again.disabled = false;
+  }
+}
+
+/** The teacher ended the class (here, or on another of their screens): its summary, then the panel of no class. */
+async function finish(endedCode, endedToken) {
+  if (summary?.code === endedCode) return;
+  summary = { code: endedCode, token: endedToken, results: null };
+  leave(null);
+  try {
+    summary.results = await call("GET", `/${endedCode}/results?lang=${document.documentElement.lang || "en"}`,
+      undefined, endedToken);
+  } catch (error) {
+    say(error, undefined, tr("class_summary_failed"));
+  }
+  render();
+  ui.summary.scrollIntoView({ block: "start" });
+  window.scrollTo(0, 0);
+}
+
+function renderSummary() {
+  ui.summaryTitle.textContent = tr("class_summary_title", { code: summary.code });
+  const steps = (summary.results?.steps ?? []).filter((s) => s.accepted !== null || s.rounds.some((r) => r.answered));
+  const rows = steps.map((s) => el("li", { dataset: { step: String(s.step) } }, [
+    el("strong", { text: tr("class_summary_step", { n: s.step }) }), " ", tr(`${s.id}_title`),
+    el("ul", {}, s.rounds.map((r) => el("li", {
+      dataset: { round: String(r.round), right: String(r.right ?? ""), answered: String(r.answered) },
+      text: r.right === null ? tr("class_summary_open", { round: r.round, answered: r.answered })
+        : tr("class_summary_round", { round: r.round, right: r.right, answered: r.answered,
+          share: r.answered ? Math.round((100 * r.right) / r.answered) : 0 }),
+    }))),
+  ]));
+  if (summary.results && !rows.length) rows.push(el("li", { text: tr("class_summary_none") }));
+  ui.summarySteps.replaceChildren(...rows);
+  ui.download.disabled = !summary.results;
+}
+
+/** The CSV with the teacher's token (a link sends none): fetched, then saved under the server's file name. */
+async function downloadResults() {
+  const lang = document.documentElement.lang || "en";
+  try {
+    const response = await fetch(`/api/classes/${summary.code}/results.csv?lang=${lang}`,
+      { headers: { Authorization: `Bearer ${summary.token}` } });
+    if (!response.ok) throw await responseError(response);
+    const link = el("a", { attrs: { href: URL.createObjectURL(await response.blob()),
+      download: `class-${summary.code}-results.csv` } });
+    document.body.append(link);
+    link.click();
+    link.remove();
+  } catch (error) {
+    say(error instanceof ClassRequestError ? error : new ClassRequestError(0), undefined, tr("class_summary_failed"));
+  }
 }
 
 /** The teacher key the server asks for (HP_TEACHER_KEY), as typed in this tab. */
@@ -510,15 +634,12 @@ async function join(joinCode, missing = "class_gone", name = "") {
       // This browser was in the class and it is gone (ended or expired while away): its end screen.
       code = joinCode;
       over("class_gone");
-    } else if (error.status === 404) {
-      say(missing);
     } else {
-      failed(error);
-      // No seat yet and no answer: try again when it is an outage (a server restarting, a store coming back).
-      if (isOutage(error)) setTimeout(() => join(joinCode, missing, name), RETRY_MS[2]);
+      refused(joinCode, error, missing, name);
     }
     return;
   }
+  stopJoining();
   const own = joined.student_token === seat?.token;
   const answers = { ...(own ? seat.answers : {}), ...joined.answers };
   write(localStorage, STUDENT_KEY, { code: joinCode, token: joined.student_token, student: joined.student,
@@ -527,12 +648,54 @@ async function join(joinCode, missing = "class_gone", name = "") {
   if (myPending()) attemptAnswer(); // an answer the server had not acknowledged before the reload
 }
 
+/**
+ * A phone the class refused, or whose store did not answer: the join screen, on the first screen, says why in
+ * the page's language; it tries again by itself after Retry-After where waiting can help (429, an outage),
+ * and offers a button where it cannot (locked, full, no such class). Never the solo lesson as if nothing happened.
+ */
+function refused(joinCode, error, missing, name) {
+  stopJoining();
+  role = "joining";
+  code = joinCode;
+  const words = error.status === 404 ? { key: missing, vars: {} } : wording(error);
+  ui.overText.textContent = sentences([tr("class_join_refused", { code: joinCode }), tr(words.key, words.vars)]);
+  ui.over.dataset.refused = String(error.status);
+  const waits = error.status === 429 || isOutage(error) || error.status >= 500;
+  show(ui.retry, !waits);
+  show(ui.retryText, waits);
+  pendingJoin = () => join(joinCode, missing, name);
+  if (waits) {
+    let left = Math.max(1, error.retryAfter ?? RETRY_MS[2] / 1000);
+    const tick = () => { ui.retryText.textContent = tr("class_join_retrying", { seconds: left }); };
+    tick();
+    joinTick = setInterval(() => {
+      left = Math.max(0, left - 1);
+      tick();
+    }, 1000);
+    joinTimer = setTimeout(retryJoin, 1000 * left);
+  }
+  render();
+  window.scrollTo(0, 0);
+}
+
+function retryJoin() {
+  stopJoining();
+  pendingJoin?.();
+}
+
+function stopJoining() {
+  clearTimeout(joinTimer);
+  clearInterval(joinTick);
+  joinTimer = joinTick = null;
+}
+
 function begin(asRole, classCode, teacherToken) {
   role = asRole;
   code = classCode;
   token = teacherToken;
   live = null;
   counts = null;
+  firstCounts = null;
   students = [];
   say(null);
   render();
@@ -543,6 +706,7 @@ function begin(asRole, classCode, teacherToken) {
 }
 
 function stopListening() {
+  stopJoining();
   clearInterval(rosterTimer);
   source?.close();
   source = null;
@@ -565,8 +729,8 @@ function leave(messageKey) {
   say(messageKey);
 }
 
-const overKey = (reason) => ({ class_gone: "class_over_gone", class_removed: "class_over_removed" })[reason]
-  ?? "class_over";
+const overKey = (reason) => ({ class_gone: "class_over_gone", class_removed: "class_over_removed",
+  class_lost: "class_lost" })[reason] ?? "class_over";
 
 /** A student's class is over: the end screen, kept in this browser so that a reload shows it again. */
 function over(messageKey) {
@@ -574,6 +738,8 @@ function over(messageKey) {
   write(localStorage, STUDENT_KEY, { code, ended: true, reason: messageKey });
   role = "over";
   live = null;
+  show(ui.retry, false);
+  show(ui.retryText, false);
   lesson.leaveClass();
   ui.overText.textContent = tr(overKey(messageKey), { code });
   render();
@@ -628,7 +794,8 @@ function attemptAnswer() {
 /** The teacher's reveal, for the whole class: the server first, then this screen, then (by events) the phones. */
 async function revealClass() {
   try {
-    await call("POST", `/${code}/reveal`);
+    // The server judges the setup on the teacher's screen: the choices it accepts go into the class's results.
+    await call("POST", `/${code}/reveal`, lesson.step === live.step ? lesson.setup : {});
   } catch (error) {
     failed(error, tr("class_reveal_failed"));
     return;
@@ -660,6 +827,8 @@ async function moveClass(n) {
     counts = null;
   }
   lesson.goTo(n, { from: "class", focus: true });
+  // The projector opens the new step at its title and question, however far the last reveal scrolled it.
+  ui.article.scrollIntoView({ block: "start" });
   refreshCounts();
 }
 
@@ -748,9 +917,21 @@ export function startClassMode(lessonSteps) {
   });
   ui.joinForm.addEventListener("submit", (event) => { joinTyped(event); });
   ui.reveal.addEventListener("click", () => { lesson.reveal(); });
-  ui.end.addEventListener("click", () => {
-    call("POST", `/${code}/end`).then(() => leave("class_ended"), (error) => failed(error, tr("class_end_failed")));
+  ui.again.addEventListener("click", () => { voteAgain(); });
+  ui.end.addEventListener("click", () => { ui.endDialog.showModal(); });
+  ui.endNo.addEventListener("click", () => { ui.endDialog.close(); });
+  ui.endYes.addEventListener("click", () => {
+    ui.endDialog.close();
+    const [endedCode, endedToken] = [code, token];
+    call("POST", `/${code}/end`).then(() => finish(endedCode, endedToken),
+      (error) => failed(error, tr("class_end_failed")));
   });
+  ui.download.addEventListener("click", () => { downloadResults(); });
+  ui.summaryClose.addEventListener("click", () => {
+    summary = null;
+    render();
+  });
+  ui.retry.addEventListener("click", () => { retryJoin(); });
   ui.lock.addEventListener("change", () => { setLock(ui.lock.checked); });
   ui.removeRecent.addEventListener("click", () => {
     removeStudents({ joined_after: serverClock() - RECENT_SECONDS });

@@ -12,7 +12,7 @@
 //   "verdict"  a reveal is drawn: detail.outcome is the step's outcome (null when none can be given).
 //
 // The page (main.js) attaches what draws: {has(n), current(), show(n, opts), keep(answer), reveal(from),
-// revealing(), hint(text), navigation(open)}.
+// revealing(), hint(text), navigation(open), setup()}.
 
 export class LessonController extends EventTarget {
   #page = null;
@@ -87,6 +87,11 @@ export class LessonController extends EventTarget {
   }
 
   /** Whether this screen moves on its own: a student in a class follows the teacher, without step buttons. */
+  /** The setup on screen as the step's verdict request takes it: what a class's reveal is judged on. */
+  get setup() {
+    return this.#page.setup();
+  }
+
   navigation(open) {
     this.#page.navigation(open);
   }

@@ -3,7 +3,7 @@
 // answers in localStorage (store.js). Every move, commit and reveal goes through the lesson controller
 // (controller.js), which this page attaches its drawing to; class mode (class.js) drives the same controller.
 
-import { ApiError } from "../api.js";
+import { ApiError, verdictBody } from "../api.js";
 import { LANGS } from "../constants.js";
 import { explorerUrl, showLineHints, trainedNote } from "../controls.js";
 import { $, $$, clear, el, show } from "../dom.js";
@@ -886,6 +886,7 @@ function start() {
     revealing: () => revealedStep === state.step,
     hint: (text) => { ui.commitHint.textContent = text; },
     navigation: (open) => show($(".lesson-nav"), open),
+    setup: () => verdictBody(setupOf(current())),
   });
   bind();
   startClassMode(STEPS);
