@@ -130,7 +130,24 @@ def test_shipped_heads_json_is_the_whole_split_of_the_shipped_weights(val):
         for g, w in zip(got["heads"], want["heads"]):
             np.testing.assert_allclose(g["by_offset"], w["by_offset"], atol=1e-6)
             assert g["line_above"] == pytest.approx(w["line_above"], abs=1e-6)
-            assert g["role"] == describe(w, fresh["punctuation_uniform"], fresh["entropy_uniform"])
+            assert_same_role(g["role"], describe(w, fresh["punctuation_uniform"], fresh["entropy_uniform"]))
+
+
+def assert_same_role(got, want):
+    """The same kinds, offsets and parts exactly; shares and entropies to 1e-6, as the figures above (a fresh run
+    on the whole split rounds differently from the shipped one in the 10th digit)."""
+    if isinstance(want, dict):
+        assert got.keys() == want.keys()
+        for key in want:
+            assert_same_role(got[key], want[key])
+    elif isinstance(want, list):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same_role(g, w)
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, abs=1e-6)
+    else:
+        assert got == want
 
 
 def test_what_the_lesson_says_the_heads_learned():
