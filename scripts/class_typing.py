@@ -35,10 +35,10 @@ PAGES = {
 
 
 def verdict_body(page: str, compare: dict) -> dict:
-    """The verdict's body: the explorer's is the comparison's; the lesson's names the lines a and b (api.js)."""
+    """The verdict's body: the explorer's is the comparison's; the lesson's is api.js's verdictBody."""
     if page == "explorer":
         return compare
-    body = {"a": compare["line_a"], "b": compare["line_b"], "causal": compare.get("causal", True)}
+    body = {"line_a": compare["line_a"], "line_b": compare["line_b"], "causal": compare.get("causal", True)}
     return body | {k: v for k, v in compare.items() if k in ("position", "weights", "n_layer", "n_head")}
 
 

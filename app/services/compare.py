@@ -101,13 +101,7 @@ class Answer(dict):
 def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Answer | InputError]:
     """Each request's answer, or the InputError that names its bad field. Every model runs once
     for a group of requests (run_many); an answer is bitwise the one the request gets alone."""
-    answers: list = [None] * len(reqs)
-    plans = []
-    for i, req in enumerate(reqs):
-        try:
-            plans.append((i, plan_compare(req, registry)))
-        except InputError as exc:
-            answers[i] = exc
+    answers, plans = planned(reqs, lambda req: plan_compare(req, registry))
     with torch.inference_mode():
         for group in memory_groups(plans):
             runs = iter(run_many([(model, p.ids_a, p.ids_b, p.req.causal) for _, p in group for model in p.models]))
@@ -117,6 +111,19 @@ def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[An
                 answers[i].facts = gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
                                              alignment(plan.ids_a, plan.ids_b))
     return answers
+
+
+def planned(items: list, plan) -> tuple[list, list]:
+    """Each item checked and planned (plan(item) raises the InputError that names its bad field): the answers so
+    far, holding each refused item's InputError in its place, and (index, plan) of the others."""
+    answers: list = [None] * len(items)
+    plans = []
+    for i, item in enumerate(items):
+        try:
+            plans.append((i, plan(item)))
+        except InputError as exc:
+            answers[i] = exc
+    return answers, plans
 
 
 def batch_key(req: CompareRequest) -> tuple:

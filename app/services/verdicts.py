@@ -36,6 +36,7 @@ from app.services.compare import (
     check_length,
     memory_groups,
     plan_compare,
+    planned,
     run_many,
 )
 from app.services.gaps import (
@@ -632,13 +633,7 @@ def judge_many(items: list, registry: ModelRegistry) -> list[dict | InputError]:
     answered run together (run_many), then the float64 reruns of single lines (twins.lines64, which keeps them):
     the rows of every item that share a model run as one batch, and a verdict is the same in any batch (the
     fill rule)."""
-    answers: list = [None] * len(items)
-    work = []
-    for i, item in enumerate(items):
-        try:
-            work.append((i, judging(item, registry)))
-        except InputError as exc:
-            answers[i] = exc
+    answers, work = planned(items, lambda item: judging(item, registry))
     with torch.inference_mode():
         for group in memory_groups(work):
             jobs = [w.jobs32() for _, w in group]

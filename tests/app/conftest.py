@@ -1,4 +1,5 @@
 import pytest
+from class_servers import redis_server
 from fastapi.testclient import TestClient
 
 from app.main import create_app
@@ -13,3 +14,10 @@ def client():
 @pytest.fixture(scope="session")
 def registry(client):
     return client.app.state.registry
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    """A throwaway redis-server for one test module, without persistence: the class tests' Redis store."""
+    with redis_server() as server:
+        yield server.url

@@ -7,7 +7,7 @@ import sqlite3
 import time
 
 import pytest
-from class_servers import redis_server, sse_data
+from class_servers import sse_data
 from fastapi.testclient import TestClient
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -44,11 +44,6 @@ def served_to(settings):
     with TestClient(ProxyHeadersMiddleware(create_app(settings), trusted_hosts="*")) as client:
         yield lambda address: From(client, address)
 
-
-@pytest.fixture(scope="module")
-def redis_url():
-    with redis_server() as server:
-        yield server.url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.slow)])

@@ -5,7 +5,7 @@ import asyncio
 import sqlite3
 
 import pytest
-from class_servers import redis_server, sse_data
+from class_servers import sse_data
 from fastapi.testclient import TestClient
 
 from app.main import create_app
@@ -16,11 +16,6 @@ from app.stores.sqlite import SqliteStore
 
 STEP = 4  # 我打你 / 你打我: same or different
 
-
-@pytest.fixture(scope="module")
-def redis_url():
-    with redis_server() as server:
-        yield server.url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.slow)])

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 import redis
-from class_servers import redis_server, sse_data
+from class_servers import sse_data
 from fastapi.testclient import TestClient
 
 from app.lesson_steps import STEPS
@@ -24,11 +24,6 @@ CODE = re.compile(r"^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$")
 SELFTEST = next(i for i, s in enumerate(STEPS, 1) if s["choices"] is None)
 LONG = Lifetimes(idle=12 * 3600, unjoined=30 * 60)
 
-
-@pytest.fixture(scope="module")
-def redis_url():
-    with redis_server() as server:
-        yield server.url
 
 
 # The Redis store needs a real redis-server: slow tier.

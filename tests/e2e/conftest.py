@@ -258,6 +258,15 @@ class Tools:
         return page.evaluate("() => Number(document.querySelector('#results').dataset.renderCount || 0)")
 
     @classmethod
+    def commit_step(cls, page, url: str, choice: str) -> int:
+        """Open a lesson step (url), commit `choice` and wait for its answer: the render count after it."""
+        page.goto(url)
+        count = cls.wait_rendered(page, 0)
+        page.check(f"[data-question] input[value='{choice}']")
+        page.click("[data-commit]")
+        return cls.wait_rendered(page, count)
+
+    @classmethod
     def wait_rendered(cls, page, after: int) -> int:
         """Wait until the page has drawn more than `after` times and is not busy; return the new count."""
         return cls.wait_until(

@@ -67,11 +67,7 @@ def test_the_lessons_bar_charts_fit_a_phone(open_page, tools, server_url, lang):
     page = open_page(f"/lesson?step=1&lang={lang}", width=390, height=844, locale=lang)
     measured = 0
     for n, step in chosen:
-        page.goto(f"{server_url}/lesson?step={n}&lang={lang}")
-        count = tools.wait_rendered(page, 0)
-        page.check(f"[data-question] input[value='{step['choices'][0]}']")
-        page.click("[data-commit]")
-        tools.wait_rendered(page, count)
+        tools.commit_step(page, f"{server_url}/lesson?step={n}&lang={lang}", step["choices"][0])
         charts = page.locator(".lesson-chart")
         for i in range(charts.count()):
             if i and page.locator("#chart-next").is_visible():

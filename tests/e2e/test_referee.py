@@ -187,11 +187,7 @@ def test_every_verdict_sentence_says_what_the_verdict_says(open_page, tools, ser
     page.on("request", on_request)
     checked = 0
     for n, step in judged:
-        page.goto(f"{server_url}/lesson?step={n}&lang={lang}")
-        count = tools.wait_rendered(page, 0)
-        page.check(f"[data-question] input[value='{step['choices'][0]}']")
-        page.click("[data-commit]")
-        count = tools.wait_rendered(page, count)
+        count = tools.commit_step(page, f"{server_url}/lesson?step={n}&lang={lang}", step["choices"][0])
         referee(page, server_url, lang, step, sent, f"{lang} step {n} ({step['id']}), its own setup")
         checked += 1
         if not step.get("setup"):
