@@ -24,7 +24,8 @@ from app.routes import api, classes, health, lesson, pages
 from app.server.middleware import GuardMiddleware
 from app.services.class_events import Broadcaster
 from app.services.classes import ClassError, Classes
-from app.services.compare import batch_key, compare_many
+from app.services.compare import batch_key
+from app.services.judged_compare import compare_judged
 from app.services.rate_limits import ClassLimits
 from app.services.verdicts import judge_many
 from app.settings import Settings
@@ -51,7 +52,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.plotly = load_plotly()
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
         registry = app.state.registry
-        app.state.batcher = Batcher(lambda reqs: compare_many(reqs, registry), app.state.cache.limiter,
+        app.state.batcher = Batcher(lambda reqs: compare_judged(reqs, registry), app.state.cache.limiter,
                                     settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key,
                                     encode=lambda answer: Encoded(encode(answer), answer.facts))
         verdicts = Batcher(lambda items: judge_many(items, registry), app.state.cache.limiter,

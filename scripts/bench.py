@@ -52,24 +52,32 @@ end
 
 
 # A keystroke against a comparison. wrk runs one connection per thread here (-t = -c), so each thread's Lua state
-# is one client's: a keystroke is /api/compare, then its verdict on the same body and connection, as the pages send
-# them. Lines: "fresh" are two new lines of 7 characters each time; "typing" keeps line A and types line B, one new
-# character a keystroke, 1 to 7 characters long. Mode "alone" sends the comparison only.
+# is one client's. Modes: "alone" sends the comparison only; "page" sends a keystroke as the pages do: /api/compare,
+# then, on the same connection, the verdict when the answer did not carry it (the explorer: answer.verdict null;
+# the lesson asks its step's verdict always); "pair" asks /api/compare/verdict after every comparison, as an API
+# caller may. Lines: "fresh" are two new lines of 7 characters each time; "typing" keeps line A and types line B,
+# one new character a keystroke, 1 to 7 characters long. Each thread counts its answered comparisons (keystrokes),
+# which done() prints.
 KEYSTROKE_LUA = r"""
 local text = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡"
   .. "春眠不觉晓处闻啼鸟夜来风雨声花落知多少"
 local chars = {}
 for i = 1, #text, 3 do chars[#chars + 1] = text:sub(i, i + 2) end
 local mode, lines, page = "%(mode)s", "%(lines)s", "%(page)s"
-local ids = 0
-function setup(thread) ids = ids + 1; thread:set("id", ids) end
-function init(args) math.randomseed(id * 7919 + os.time()) end
+local ids, threads = 0, {}
+function setup(thread) ids = ids + 1; thread:set("id", ids); threads[#threads + 1] = thread end
+function init(args) math.randomseed(id * 7919 + os.time()); compares = 0 end
+function done(summary, latency, requests)
+  local n = 0
+  for _, thread in ipairs(threads) do n = n + thread:get("compares") end
+  io.write(string.format("compares: %%d\n", n))
+end
 local function pick(n)
   local out = {}
   for i = 1, n do out[i] = chars[math.random(#chars)] end
   return table.concat(out)
 end
-local a, typed, phase = "白日依山尽", "", 1
+local a, typed = "白日依山尽", ""
 local function compare_body()
   if page == "lesson" then
     return string.format('{"line_a":"%%s","line_b":"%%s","position":"none","weights":"random","n_head":4,"n_layer":1}',
@@ -86,60 +94,79 @@ local function verdict()
 end
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
+local verdict_next, compared = false, false
 request = function()
-  phase = 1 - phase
-  if mode == "alone" or phase == 0 then
-    if lines == "fresh" then
-      a, typed = pick(7), pick(7)
-    else
-      typed = (#typed >= 21) and chars[math.random(#chars)] or typed .. chars[math.random(#chars)]
-    end
-    return wrk.format(nil, "/api/compare", nil, compare_body())
+  if verdict_next then
+    verdict_next = false
+    local path, body = verdict()
+    return wrk.format(nil, path, nil, body)
   end
-  local path, body = verdict()
-  return wrk.format(nil, path, nil, body)
+  if lines == "fresh" then
+    a, typed = pick(7), pick(7)
+  else
+    typed = (#typed >= 21) and chars[math.random(#chars)] or typed .. chars[math.random(#chars)]
+  end
+  compared = true
+  return wrk.format(nil, "/api/compare", nil, compare_body())
+end
+-- Comparisons are counted as wrk counts requests, when answered: those still out at the end count in neither.
+response = function(status, headers, body)
+  if compared then
+    compares = compares + 1
+    verdict_next = mode == "pair" or (mode == "page" and (page == "lesson" or body:find('"verdict":null', 1, true)))
+  end
+  compared = false
 end
 """
 
 
 def keystroke_rates(server_pid: int, base: str, connections: int, seconds: int) -> dict:
-    """Keystrokes a second against comparisons a second, in one run: {(page, lines): (alone, keystroke)}. Each
-    figure is two wrk runs of seconds / 2, in the order alone, keystroke, keystroke, alone, so that a machine
-    growing busier or quieter meanwhile weighs on both alike; one connection per client thread."""
+    """Keystrokes a second against comparisons a second, in one run: {(page, lines): {mode: figures}}, modes alone,
+    page and pair (KEYSTROKE_LUA). Each figure is two wrk runs of seconds / 2, in the order alone, page, pair, pair,
+    page, alone, so that a machine growing busier or quieter meanwhile weighs on all alike."""
     rates = {}
     for page, lines in (("explorer", "fresh"), ("explorer", "typing"), ("lesson", "typing")):
-        runs = {"alone": [], "keystroke": []}
-        for mode in ("alone", "keystroke", "keystroke", "alone"):
+        runs = {"alone": [], "page": [], "pair": []}
+        for mode in ("alone", "page", "pair", "pair", "page", "alone"):
             lua = KEYSTROKE_LUA % {"mode": mode, "lines": lines, "page": page}
             cmd = wrk_command(base + "/api/compare", connections, max(1, seconds // 2), lua)
             cmd[1] = f"-t{connections}"
             before = workers_cpu_s(server_pid)
-            runs[mode].append(parse_wrk(subprocess.run(cmd, capture_output=True, text=True,
-                                                       timeout=seconds + 30).stdout))
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 30).stdout
+            runs[mode].append(parse_wrk(out) | {"compares": int(re.search(r"compares: (\d+)", out).group(1))})
             runs[mode][-1]["cpu_s"] = workers_cpu_s(server_pid) - before
-        rates[page, lines] = tuple(_summed(runs[mode], 1 if mode == "alone" else 2) for mode in ("alone", "keystroke"))
+        rates[page, lines] = {mode: _summed(r) for mode, r in runs.items()}
     return rates
 
 
-def _summed(runs: list[dict], requests_per_keystroke: int) -> dict:
-    """Per keystroke (or comparison): the rate, the p99 of its requests, and the workers' CPU ms, which holds
-    however busy the machine is."""
-    keystrokes = sum(r["requests"] for r in runs) / requests_per_keystroke
-    return {"per_s": sum(r["rps"] for r in runs) / len(runs) / requests_per_keystroke,
+def _summed(runs: list[dict]) -> dict:
+    """Per keystroke (a comparison and what the page asks after it): the rate, the p99 of its requests, the share of
+    keystrokes that sent a second request, and the workers' CPU ms, which holds however busy the machine is."""
+    keystrokes = sum(r["compares"] for r in runs)
+    requests = sum(r["requests"] for r in runs)
+    return {"per_s": sum(r["rps"] * r["compares"] / max(1, r["requests"]) for r in runs) / len(runs),
             "p99": max(r["p99"] for r in runs), "errors": sum(r["errors"] for r in runs),
+            "second": (requests - keystrokes) / max(1, keystrokes),
             "cpu_ms": sum(r["cpu_s"] for r in runs) * 1000 / max(1, keystrokes)}
 
 
 def print_keystrokes(rates: dict, connections: int) -> None:
-    print(f"\n| {connections} clients | /api/compare alone per s | keystrokes per s (compare + verdict) | ratio "
-          "| server CPU ms, compare / keystroke | a keystroke in compares, by CPU | p99 ms per request, alone / "
-          "keystroke | errors |")
-    print("|---|---|---|---|---|---|---|---|")
-    for (page, lines), (alone, keystroke) in rates.items():
-        print(f"| {page}, {lines} lines | {alone['per_s']:.0f} | {keystroke['per_s']:.0f} "
-              f"| {keystroke['per_s'] / alone['per_s']:.2f} | {alone['cpu_ms']:.1f} / {keystroke['cpu_ms']:.1f} "
-              f"| {keystroke['cpu_ms'] / alone['cpu_ms']:.2f} | {alone['p99']:.0f} / {keystroke['p99']:.0f} "
-              f"| {alone['errors'] + keystroke['errors']} |")
+    print(f"\n| {connections} clients | keystroke sent as | /api/compare alone per s | keystrokes per s | ratio "
+          "| verdict requests per keystroke | server CPU ms, compare / keystroke | a keystroke in compares, by CPU "
+          "| p99 ms per request, alone / keystroke | errors |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (page, lines), modes in rates.items():
+        alone = modes["alone"]
+        for mode in ("page", "pair"):
+            if page == "lesson" and mode == "pair":
+                continue  # the lesson page asks its verdict after every comparison: page and pair are one
+            k = modes[mode]
+            sent = "the page" if mode == "page" else "compare + /api/compare/verdict"
+            print(f"| {page}, {lines} lines | {sent} | {alone['per_s']:.0f} | {k['per_s']:.0f} "
+                  f"| {k['per_s'] / alone['per_s']:.2f} | {k['second']:.2f} "
+                  f"| {alone['cpu_ms']:.1f} / {k['cpu_ms']:.1f} "
+                  f"| {k['cpu_ms'] / alone['cpu_ms']:.2f} | {alone['p99']:.0f} / {k['p99']:.0f} "
+                  f"| {alone['errors'] + k['errors']} |")
 
 
 def print_class(results: list[dict]) -> None:

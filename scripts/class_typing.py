@@ -5,8 +5,9 @@ The pages' rules (static/js/main.js scheduleCompare, static/js/lesson/main.js on
 - a keystroke when the page is idle is sent at once; one that comes while it is busy waits until no key has come
   for BURST_MS, and then sends the line as it is;
 - the latest request wins: sending aborts the request still out (HTTP/1.1: its connection is closed);
-- the explorer is busy while /api/compare is out; once its answer is in it asks /api/compare/verdict on the same
-  body (static/js/api.js), and a newer comparison does not abort that verdict;
+- the explorer is busy while /api/compare is out; its answer carries the verdict when float32 decides it (lines
+  that differ); otherwise, once the answer is in, it asks /api/compare/verdict on the same body (static/js/api.js),
+  and a newer comparison does not abort that verdict;
 - the lesson is busy until both answers are in: /api/compare, then /api/lesson/{step}/verdict; a newer request
   aborts both.
 Like Chromium, each student keeps its connections alive and sends on its most recently used idle one.
@@ -15,6 +16,7 @@ A keystroke's time runs from the key until both answers of a request that holds 
 are in, the verdict of the answer on screen."""
 
 import asyncio
+import gzip
 import json
 import random
 import re
@@ -49,7 +51,8 @@ class Connections:
         self.host, self.port = host, port
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
-    async def post(self, path: str, body: dict) -> int:
+    async def post(self, path: str, body: dict) -> tuple[int, bytes]:
+        """The status and the body, unzipped."""
         data = json.dumps(body, ensure_ascii=False).encode()
         request = (f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
                    f"Accept-Encoding: gzip\r\nContent-Length: {len(data)}\r\n\r\n").encode() + data
@@ -61,18 +64,19 @@ class Connections:
                 continue  # the server closed it while idle (uvicorn's keep-alive timeout): as a browser, try another
         return await self._send(await asyncio.open_connection(self.host, self.port), request)
 
-    async def _send(self, conn, request: bytes) -> int:
+    async def _send(self, conn, request: bytes) -> tuple[int, bytes]:
         reader, writer = conn
         try:
             writer.write(request)
             await writer.drain()
             head = await reader.readuntil(b"\r\n\r\n")
-            await reader.readexactly(int(re.search(rb"(?i)content-length: *(\d+)", head).group(1)))
+            body = await reader.readexactly(int(re.search(rb"(?i)content-length: *(\d+)", head).group(1)))
         except BaseException:  # aborted (a newer request) or failed: the connection goes
             writer.close()
             raise
         self.idle.append(conn)
-        return int(head[9:12])
+        zipped = re.search(rb"(?i)content-encoding: *gzip", head)
+        return int(head[9:12]), gzip.decompress(body) if zipped else body
 
     def close(self) -> None:
         for _, writer in self.idle:
@@ -118,10 +122,13 @@ class Student:
             line_a=LINE_A, line_b=self.line_b, **PAGES[self.page]["compare"])))
 
     async def ask(self, k: int, body: dict) -> None:
-        status = await self.http.post("/api/compare", body)
+        status, answer = await self.http.post("/api/compare", body)
         self.errors += status != 200
         if self.page == "explorer":
             self.shown = k
+            if status == 200 and json.loads(answer)["verdict"] is not None:
+                self.answered(k)  # the answer carried its verdict: nothing more to ask
+                return
             task = asyncio.get_running_loop().create_task(self.judge(k, body))
             self.verdicts.add(task)
             task.add_done_callback(self.verdicts.discard)
@@ -129,10 +136,14 @@ class Student:
             await self.judge(k, body)
 
     async def judge(self, k: int, body: dict) -> None:
-        status = await self.http.post(PAGES[self.page]["verdict"], verdict_body(self.page, body))
+        status, _ = await self.http.post(PAGES[self.page]["verdict"], verdict_body(self.page, body))
         self.errors += status != 200
         if self.page == "explorer" and self.shown != k:
             return  # the page drops the verdict of an answer no longer on screen
+        self.answered(k)
+
+    def answered(self, k: int) -> None:
+        """Keystroke k's answers are all in: it and every earlier one still waiting are on screen."""
         now = time.perf_counter()
         for j in [j for j in self.pending if j <= k]:
             self.latencies.append((now - self.keys[j]) * 1000)

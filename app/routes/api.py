@@ -10,7 +10,6 @@ from app.schemas.ablation import AblateRequest, AblateResponse
 from app.schemas.compare import (
     ERROR_RESPONSES,
     CompareRequest,
-    CompareResponse,
     LengthResults,
     Options,
     PositionSimilarity,
@@ -21,7 +20,7 @@ from app.schemas.compare import (
     TrainingResults,
 )
 from app.schemas.heads import HeadResults, SnapshotTimeline, StepQuery
-from app.schemas.verdicts import CompareVerdict
+from app.schemas.verdicts import CompareVerdict, CompareWithVerdict
 from app.services.ablation import ablate
 from app.services.options import options
 from app.services.positions import relative_scores
@@ -32,10 +31,11 @@ from app.services.snapshots import heads_at, similarity_at, timeline
 router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
 
 
-@router.post("/compare", response_model=CompareResponse, response_class=JSONBytes)
+@router.post("/compare", response_model=CompareWithVerdict, response_class=JSONBytes)
 async def post_compare(req: CompareRequest, request: Request):
     """Run the model on two lines: per-head attention, the output difference with and without
-    position information, the lesson's table by depth, and the RoPE angles."""
+    position information, the lesson's table by depth, the RoPE angles, and the verdict on the gaps when float32
+    decides it (else null: ask /compare/verdict)."""
     cache, batcher = compare_path(request)
     answer = await cache.answer_batched("compare", req, batcher)
     return await encoded_json(answer, request.headers)

@@ -6,7 +6,15 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
 from app.lesson_steps import LESSON_LINES
-from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, Distance, Line, check_n_head
+from app.schemas.compare import (
+    HEAD_CHOICES,
+    MAX_DISTANCE,
+    N_LAYER_MAX,
+    CompareResponse,
+    Distance,
+    Line,
+    check_n_head,
+)
 from model.gpt import PositionMode
 
 
@@ -124,3 +132,11 @@ class CompareVerdict(BaseModel):
     alignment: list[int] | None = Field(description="As /api/compare's: B's position for each of A's, when B is a "
                                         "reordering of A by token id; else null. `aligned` is set exactly then.")
     depth: DepthReasons = Field(description="The depth panel's claims, as ids the page words (depth_verdict_*).")
+
+
+class CompareWithVerdict(CompareResponse):
+    verdict: CompareVerdict | None = Field(
+        description="POST /api/compare/verdict's answer on this body when float32 decides every gap, as it does "
+        "for lines that differ: the sentences then need no second request. Null when a gap is too small for "
+        "float32 to tell rounding from a real difference: ask POST /api/compare/verdict, which reruns it in float64."
+    )

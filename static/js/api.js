@@ -77,15 +77,17 @@ export function postCompare(body, signal) {
 }
 
 /**
- * /api/compare's answer and the server's verdict on it (POST /api/compare/verdict: whether each gap is rounding):
- * {answer, verdict}, as soon as the answer is in, with `verdict` still a promise. The maps need only the answer;
- * the sentences that read the verdict wait for it (main.js), so that a sentence never describes other numbers than
- * the charts. The verdict is asked once the answer is in: the browser sends it on the connection the answer came
- * by, to the server worker that keeps that answer's float32 pass, so the verdict runs no model again.
+ * /api/compare's answer and the server's verdict on it (whether each gap is rounding): {answer, verdict}, as soon as
+ * the answer is in, with `verdict` a promise. The answer carries the verdict when float32 decided every gap, as it
+ * does for lines that differ: a keystroke is then one request. Otherwise (answer.verdict null) the verdict is asked
+ * of POST /api/compare/verdict once the answer is in: the browser sends it on the connection the answer came by, to
+ * the server worker that keeps that answer's float32 pass, which reruns in float64 only the gaps float32 cannot
+ * decide. The maps need only the answer; the sentences that read the verdict wait for it (main.js), so that a
+ * sentence never describes other numbers than the charts.
  */
 export async function postCompareJudged(body, signal) {
   const answer = await postJson("/api/compare", body, signal);
-  const verdict = postJson("/api/compare/verdict", body, signal);
+  const verdict = answer.verdict ? Promise.resolve(answer.verdict) : postJson("/api/compare/verdict", body, signal);
   verdict.catch(() => {}); // its reader shows a failure; nobody reads the verdict of an answer already replaced
   return { answer, verdict };
 }

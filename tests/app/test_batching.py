@@ -16,6 +16,7 @@ from app.main import create_app
 from app.schemas.compare import CompareRequest
 from app.services import compare as compare_service
 from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, batch_key, compare_many, run_many
+from app.services.judged_compare import compare_judged
 from app.settings import Settings
 from model import GPT
 
@@ -23,6 +24,14 @@ from model import GPT
 def compare(req: CompareRequest, registry) -> dict:
     """One request's answer computed alone, in a batch of its own: what every batched answer must equal."""
     answer = compare_many([req], registry)[0]
+    if isinstance(answer, Exception):
+        raise answer
+    return answer
+
+
+def served_alone(req: CompareRequest, registry) -> dict:
+    """What /api/compare answers for one request computed alone: compare's answer and the verdict it carries."""
+    answer = compare_judged([req], registry)[0]
     if isinstance(answer, Exception):
         raise answer
     return answer
@@ -238,18 +247,18 @@ def test_concurrent_http_requests_are_batched_and_answered_as_alone(registry):
     assert responses[-1].status_code == 422 and responses[-1].json()["detail"][0]["loc"] == ["body", "line_a"]
     for body, response in zip(bodies[:-1], responses):
         assert response.status_code == 200
-        assert response.content == encode(compare(CompareRequest(**body), registry)), body
+        assert response.content == encode(served_alone(CompareRequest(**body), registry)), body
 
 
 def test_batch_size_one_runs_each_request_alone(registry, monkeypatch):
     seen = []
-    real = compare_service.compare_many
+    real = compare_judged
 
     def recording(reqs, registry):
         seen.append(len(reqs))
         return real(reqs, registry)
 
-    monkeypatch.setattr("app.main.compare_many", recording)
+    monkeypatch.setattr("app.main.compare_judged", recording)
     app = create_app(Settings(batch_size=1, response_cache_size=0))
 
     async def burst():

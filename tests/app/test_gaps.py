@@ -129,6 +129,31 @@ def test_the_explorers_verdict_after_its_comparison_runs_no_model(client, regist
     assert json.loads(encode(alone)) == judged
 
 
+@pytest.mark.parametrize("setup", [
+    {"position": "learned"}, {"position": "rope"}, {"position": "none"},
+    {"position": "learned", "weights": "random", "n_layer": 3, "n_head": 8, "causal": False},
+    {"position": "rope", "weights": "random", "n_layer": 2, "n_head": 1, "seed": 3},
+])
+def test_the_comparison_carries_the_verdict_exactly_when_float32_decides_it(client, setup):
+    """/api/compare's `verdict` is the verdict route's answer, byte for byte, for lines that differ (float32 decides
+    every gap); null where a gap needs the float64 rerun (a reordering's aligned rows, the same line twice), and the
+    verdict route then answers from that rerun. Lines of other lengths and an unknown character included."""
+    rng = random.Random(28)
+    fresh = [("".join(rng.choice(CHARS) for _ in range(7)), "".join(rng.choice(CHARS) for _ in range(7)))
+             for _ in range(4)] + [("白日依山尽", "黄河入海流欲穷"), ("a白日", "白日依山尽Q")]
+    for a, b in fresh + [("白日依山尽", "山依日白尽"), ("白日依山尽", "白日依山尽")]:
+        body = {"line_a": a, "line_b": b, **setup}
+        carried = client.post("/api/compare", json=body).json()["verdict"]
+        asked = client.post("/api/compare/verdict", json=body)
+        assert asked.status_code == 200
+        if (a, b) in fresh:
+            assert carried is not None, (a, b)
+            assert json.dumps(carried, ensure_ascii=False) == json.dumps(asked.json(), ensure_ascii=False)
+        else:
+            assert carried is None, (a, b)  # float32 cannot decide an aligned row that is rounding
+            assert asked.json()["aligned"] is not None
+
+
 def test_a_rounding_gap_is_rerun_in_float64_only(client, monkeypatch):
     # A seed no other test asks for: this verdict is not in the response cache yet.
     body = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "none", "weights": "random", "n_layer": 1,

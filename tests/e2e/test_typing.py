@@ -127,6 +127,28 @@ def test_the_maps_do_not_wait_for_the_verdict_and_its_sentence_does(page, tools)
     assert page.is_visible("#attn-verdict") and page.inner_text("#attn-verdict")
 
 
+def test_lines_that_differ_cost_one_request_and_their_verdict_still_shows(page, tools, server_url):
+    """A line B that is not a reordering of A, with another length and an unknown character: float32 decides every
+    gap, so /api/compare's answer carries the verdict and the page asks no /api/compare/verdict (issue 28). The
+    depth panel's sentence, which waits for the verdict, is drawn all the same, from the verdict the answer carried."""
+    asked = []
+    page.on("request", lambda r: "/api/compare" in r.url and asked.append(r.url.rsplit("/api/", 1)[1]))
+    new = "黄河入海流欲Q"
+    tools.redraw_after(page, lambda: page.fill("#line-b", new))
+    tools.wait_idle(page)
+    assert asked and set(asked) == {"compare"}, asked
+    body = {"line_a": page.input_value("#line-a"), "line_b": new, "position": "learned", "weights": "trained"}
+    carried = post_json(server_url + "/api/compare", body)["verdict"]
+    assert carried == post_json(server_url + "/api/compare/verdict", body)
+    assert page.is_visible("#depth-verdict") and page.inner_text("#depth-verdict").strip()
+    # A reordering that keeps the last character: without positions, layer 1's aligned last row is the same up to
+    # rounding, which only the float64 rerun tells. The answer carries no verdict and the page asks the route.
+    a = body["line_a"]
+    tools.redraw_after(page, lambda: page.fill("#line-b", a[1] + a[0] + a[2:]))
+    tools.wait_idle(page)
+    assert asked[-1] == "compare/verdict", asked
+
+
 # ---- the lesson ---------------------------------------------------------------------------------
 
 
