@@ -105,6 +105,9 @@ def test_an_unknown_code_says_so_and_does_not_retry(open_page, server_url, tools
     assert_join_screen(phone, reason(lang, UNKNOWN, "class_gone"), 404, waits=False, button=False)
     assert visible(phone, "#class-alone")
     tools.screenshot(phone, f"class-phone-join-404-{lang}")
+    phone.select_option("#lang", "en")  # the join screen speaks the language chosen after it, too
+    tools.wait_until(phone, "(t) => document.querySelector('#class-over-text').textContent === t",
+                     reason("en", UNKNOWN, "class_gone"), message="the join screen kept its first language")
 
 
 @pytest.mark.parametrize("lang", LOCALES)

@@ -101,6 +101,7 @@ let summary = null; // the teacher's ended class: {code, token, results} (GET /r
 let joinTimer = null; // a refused phone's next attempt at joining
 let joinTick = null;
 let pendingJoin = null; // the refused phone's join, tried again by the timer or the button
+let joinSaid = () => ""; // the join screen's words, in the page's language at the time of asking
 let students = []; // teacher only: the roster, [{student, name, joined_at, answered}]
 let serverNow = 0; // teacher only: the server's clock when the roster was read (joined_at is the server's)
 let serverNowAt = 0; // performance.now() then: the server's clock now is read from both
@@ -658,7 +659,8 @@ function joining(joinCode) {
   stopJoining();
   role = "joining";
   code = joinCode;
-  ui.overText.textContent = tr("class_joining", { code: joinCode });
+  joinSaid = () => tr("class_joining", { code: joinCode });
+  ui.overText.textContent = joinSaid();
   delete ui.over.dataset.refused;
   show(ui.retry, false);
   show(ui.retryText, false);
@@ -676,7 +678,8 @@ function refused(joinCode, error, missing, name) {
   role = "joining";
   code = joinCode;
   const words = error.status === 404 ? { key: missing, vars: {} } : wording(error);
-  ui.overText.textContent = sentences([tr("class_join_refused", { code: joinCode }), tr(words.key, words.vars)]);
+  joinSaid = () => sentences([tr("class_join_refused", { code: joinCode }), tr(words.key, words.vars)]);
+  ui.overText.textContent = joinSaid();
   ui.over.dataset.refused = String(error.status);
   const soon = error.status === 429 || isOutage(error) || error.status >= 500;
   const seat = error.type === "class_locked" || error.type === "class_full";
@@ -983,6 +986,7 @@ export function redrawClass() {
   if (!ui.panel) return;
   if (role) render();
   if (role === "over") ui.overText.textContent = tr(overKey(mySaved()?.reason), { code });
+  if (role === "joining") ui.overText.textContent = joinSaid();
   const connection = ui.connection.dataset.classConnection;
   if (connection) ui.connection.textContent = tr(`class_${connection}`);
 }
