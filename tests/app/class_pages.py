@@ -50,9 +50,11 @@ def visible(page, selector: str) -> bool:
                          "&& n.getClientRects().length > 0; }", selector)
 
 
-def start_class(open_page, tools, step: int, width: int = 1280, height: int = 900):
-    """A teacher's page on `step` in English with a class started there: (page, code, join path)."""
-    teacher = open_page(f"/lesson?step={step}&lang=en", width=width, height=height, locale="en-US", explorer=False)
+def start_class(open_page, tools, step: int, width: int = 1280, height: int = 900, lang: str = "en"):
+    """A teacher's page on `step` in `lang` (English) with a class started there: (page, code, join path)."""
+    locale = {"en": "en-US", "fr": "fr-FR", "ja": "ja-JP", "zh": "zh-CN"}[lang]
+    teacher = open_page(f"/lesson?step={step}&lang={lang}", width=width, height=height, locale=locale,
+                        explorer=False)
     tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
     teacher.click("[data-class-start]")
     tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('[data-class-code]').textContent)")

@@ -297,10 +297,11 @@ class Tools:
         return json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
 
     @staticmethod
-    def screenshot(page, name: str) -> Path:
+    def screenshot(page, name: str, full_page: bool = True) -> Path:
+        """The whole page, or (full_page=False) the screen as the viewer sees it, scrolled where it is."""
         SCREENSHOTS.mkdir(exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        page.screenshot(path=str(path), full_page=full_page)
         return path
 
 

@@ -1,7 +1,7 @@
 """Peer instruction in real browsers (issue 30): the teacher asks the class to vote again, the phones say so in
 their language and vote a second time, the teacher's panel shows both rounds; ending asks first, then the
-summary and its CSV; a phone refused with a 429 gets a join screen that retries by itself; a class lost to a
-Redis restarted without persistence is called lost, not ended."""
+summary and its CSV; a class lost to a Redis restarted without persistence is called lost, not ended; the
+projector after a reveal and after the next step. A phone's join screen: test_class_join.py."""
 
 import codecs
 import json
@@ -107,34 +107,6 @@ def test_two_rounds_then_the_end_asks_and_leaves_a_summary(open_page, server_url
     assert saved.startswith(codecs.BOM_UTF8) and saved == results(server_url, code, token, "results.csv")
 
 
-def test_a_phone_refused_with_429_gets_a_join_screen_and_retries(open_page, server_url, tools):
-    teacher, code, join = start_class(open_page, tools, 2)
-    phone = open_page("/lesson?lang=fr", width=390, height=844, locale="fr-FR", explorer=False)
-    open_page.allow("status of 429")
-    refusals = []
-
-    def refuse_once(route):
-        if refusals:
-            route.continue_()
-            return
-        refusals.append(route.request.url)
-        route.fulfill(status=429, headers={"Retry-After": "3", "Content-Type": "application/json"}, body=json.dumps(
-            {"detail": [{"loc": [], "msg": "too many", "type": "too_many_joins_from_address",
-                         "ctx": {"seconds": 3, "retry_after": 3}}]}))
-    phone.route(f"**/api/classes/{code}/join", refuse_once)
-    phone.goto(phone.url.split("/lesson")[0] + join)
-    phone.wait_for_selector("[data-class-over]:not([hidden])")
-    said = phone.text_content("#class-over-text")
-    assert texts("fr")["class_join_refused"].replace("{code}", code) in said
-    assert "429" == phone.get_attribute("#class-over", "data-refused")
-    assert visible(phone, "#class-retry-text") and not visible(phone, "#step-question"), "no solo lesson behind it"
-    assert phone.evaluate(BOX, "#class-over-text")["bottom"] <= 844, "the reason is not on the first screen"
-    tools.screenshot(phone, "class-phone-join-refused")
-    wait_panel(phone, tools, "step", "2", timeout=15)  # it tried again by itself after Retry-After
-    assert len(refusals) == 1 and visible(phone, "#class-student")
-    wait_panel(teacher, tools, "joined", "1")
-
-
 @pytest.mark.slow
 def test_a_class_lost_to_a_redis_restart_is_called_lost(browser, open_page, tools):
     with redis_server() as redis, tempfile.TemporaryDirectory(prefix="hp-lost-") as folder, \
@@ -169,9 +141,12 @@ SIZES = """() => ['#class-counts', '#class-spread .lesson-class__choice', '#clas
   .map((s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))"""
 
 
+CHART = "#charts .lesson-chart:not([hidden])"
+
+
 @pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
 def test_the_projector_opens_each_step_at_its_question_after_a_reveal(open_page, server_url, tools, present):
-    teacher, code, join = start_class(open_page, tools, STEP, width=1280, height=720)
+    teacher, code, join = start_class(open_page, tools, STEP, width=1280, height=720, lang="ja")
     if present:
         teacher.click("#present")
     phone = open_page(join, width=390, height=844, locale="ja-JP", explorer=False)
@@ -193,6 +168,14 @@ def test_the_projector_opens_each_step_at_its_question_after_a_reveal(open_page,
                               " return document.querySelector('#verdict').dataset.outcome !== undefined"
                               " && r.top >= 0 && r.bottom <= 720; }", timeout=30,
                      message="the view did not move to the teacher's verdict")
+    # The verdict and its chart (the first; the presenter's one on screen) fit the 1280x720 screen, drawn.
+    tools.wait_until(teacher, "(s) => document.querySelector(s)?.querySelector('.main-svg') !== null", CHART,
+                     timeout=30, message="the verdict's chart was not drawn")
+    tools.wait_idle(teacher)
+    for selector in ("#verdict", CHART):
+        box = teacher.evaluate(BOX, selector)
+        assert 0 <= box["top"] and box["bottom"] <= 720, f"{selector} is not within the 1280x720 screen: {box}"
+    tools.screenshot(teacher, f"class-projector-reveal-{'presenter' if present else 'normal'}", full_page=False)
     # Scrolled down to the verdict, as Enter leaves it, or as a teacher scrolls to read it.
     teacher.evaluate("() => document.querySelector('#step-reveal').scrollIntoView({block: 'start'})")
     assert teacher.evaluate(BOX, "#step-title")["top"] < 0, "the page is not scrolled (the case under test)"

@@ -99,7 +99,8 @@ def test_the_teacher_closes_joining_and_a_late_student_is_told(open_page, server
     open_page.allow("status of 403")
     late = open_page(join, locale="fr-FR", explorer=False)
     # The join screen, on the first screen: why, in the page's language, and a button (waiting alone cannot help).
-    tools.wait_until(late, "() => !document.querySelector('[data-class-over]').hidden",
+    tools.wait_until(late, "() => !document.querySelector('[data-class-over]').hidden"
+                           " && document.querySelector('#class-over').dataset.refused === '403'",
                      message="the late student was told nothing")
     fr = texts("fr")
     assert words(late.text_content("#class-over-text")) == words(

@@ -33,6 +33,8 @@ const KEY_KEY = "heads-positions.class.key"; // HP_TEACHER_KEY as typed, for thi
 const CODE_SHAPE = /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/;
 const BACK_MS = 6000; // how long "back" stays on screen after an outage
 const RETRY_MS = [1000, 2000, 3000, 5000]; // a student's unacknowledged answer is sent again after these
+// A locked or full class may open a seat: asked again this often (each ask counts as a join from the address).
+const SEAT_RETRY_SECONDS = 15;
 const RECENT_SECONDS = 60; // the roster's "joined in the last minute"
 // Read at load, before main.js rewrites the URL to ?step=N&lang=L.
 const linkCode = new URLSearchParams(location.search).get("class");
@@ -99,6 +101,7 @@ let summary = null; // the teacher's ended class: {code, token, results} (GET /r
 let joinTimer = null; // a refused phone's next attempt at joining
 let joinTick = null;
 let pendingJoin = null; // the refused phone's join, tried again by the timer or the button
+let joinSaid = () => ""; // the join screen's words, in the page's language at the time of asking
 let students = []; // teacher only: the roster, [{student, name, joined_at, answered}]
 let serverNow = 0; // teacher only: the server's clock when the roster was read (joined_at is the server's)
 let serverNowAt = 0; // performance.now() then: the server's clock now is read from both
@@ -623,10 +626,12 @@ async function joinTyped(event) {
 async function join(joinCode, missing = "class_gone", name = "") {
   const saved = mySaved();
   const seat = saved?.code === joinCode && !saved.ended ? saved : null;
+  joining(joinCode);
   let joined;
   try {
     joined = await call("POST", `/${joinCode}/join`, !seat && name ? { name } : undefined, seat?.token);
   } catch (error) {
+    if (role !== "joining" || code !== joinCode) return; // the student went on alone meanwhile
     if (error.type === "student_removed") {
       code = joinCode;
       over("class_removed");
@@ -639,6 +644,7 @@ async function join(joinCode, missing = "class_gone", name = "") {
     }
     return;
   }
+  if (role !== "joining" || code !== joinCode) return;
   stopJoining();
   const own = joined.student_token === seat?.token;
   const answers = { ...(own ? seat.answers : {}), ...joined.answers };
@@ -648,24 +654,41 @@ async function join(joinCode, missing = "class_gone", name = "") {
   if (myPending()) attemptAnswer(); // an answer the server had not acknowledged before the reload
 }
 
+/** While the join is asked (a store that does not answer takes seconds): the join screen says so. */
+function joining(joinCode) {
+  stopJoining();
+  role = "joining";
+  code = joinCode;
+  joinSaid = () => tr("class_joining", { code: joinCode });
+  ui.overText.textContent = joinSaid();
+  delete ui.over.dataset.refused;
+  show(ui.retry, false);
+  show(ui.retryText, false);
+  render();
+}
+
 /**
  * A phone the class refused, or whose store did not answer: the join screen, on the first screen, says why in
- * the page's language; it tries again by itself after Retry-After where waiting can help (429, an outage),
- * and offers a button where it cannot (locked, full, no such class). Never the solo lesson as if nothing happened.
+ * the page's language. Never the solo lesson as if nothing happened. It tries again by itself after
+ * Retry-After where waiting helps (429, an outage); slowly, with a button to try at once, where the teacher
+ * may open a seat (locked, full); not at all for a class that does not exist.
  */
 function refused(joinCode, error, missing, name) {
   stopJoining();
   role = "joining";
   code = joinCode;
   const words = error.status === 404 ? { key: missing, vars: {} } : wording(error);
-  ui.overText.textContent = sentences([tr("class_join_refused", { code: joinCode }), tr(words.key, words.vars)]);
+  joinSaid = () => sentences([tr("class_join_refused", { code: joinCode }), tr(words.key, words.vars)]);
+  ui.overText.textContent = joinSaid();
   ui.over.dataset.refused = String(error.status);
-  const waits = error.status === 429 || isOutage(error) || error.status >= 500;
-  show(ui.retry, !waits);
+  const soon = error.status === 429 || isOutage(error) || error.status >= 500;
+  const seat = error.type === "class_locked" || error.type === "class_full";
+  const waits = soon || seat;
+  show(ui.retry, seat || (!waits && error.status !== 404));
   show(ui.retryText, waits);
   pendingJoin = () => join(joinCode, missing, name);
   if (waits) {
-    let left = Math.max(1, error.retryAfter ?? RETRY_MS[2] / 1000);
+    let left = seat ? SEAT_RETRY_SECONDS : Math.max(1, error.retryAfter ?? RETRY_MS[2] / 1000);
     const tick = () => { ui.retryText.textContent = tr("class_join_retrying", { seconds: left }); };
     tick();
     joinTick = setInterval(() => {
@@ -963,6 +986,7 @@ export function redrawClass() {
   if (!ui.panel) return;
   if (role) render();
   if (role === "over") ui.overText.textContent = tr(overKey(mySaved()?.reason), { code });
+  if (role === "joining") ui.overText.textContent = joinSaid();
   const connection = ui.connection.dataset.classConnection;
   if (connection) ui.connection.textContent = tr(`class_${connection}`);
 }

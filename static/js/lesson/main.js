@@ -368,7 +368,7 @@ async function reveal({ scroll = false } = {}) {
     answer = { step, judged: step.kind === "summary" ? judgeSummary() : judgeSelftest(step) };
     if (step.kind === "selftest") saveAnswer(step.id, { outcome: answer.judged.outcome });
     await updatePanels();
-    if (scroll) ui.reveal.scrollIntoView({ block: "start" });
+    if (scroll) showAnswer();
     finishReveal();
     lesson.tell("verdict", { step: state.step, outcome: answer.judged.outcome ?? null });
     return;
@@ -401,9 +401,36 @@ async function reveal({ scroll = false } = {}) {
   }
   hideError();
   await updatePanels();
-  if (scroll) ui.reveal.scrollIntoView({ block: "start" });
+  if (scroll) showAnswer();
   finishReveal();
   lesson.tell("verdict", { step: state.step, outcome: answer.judged.outcome ?? null });
+}
+
+/** The least height a chart keeps on the projector, however long the verdict above it. */
+const PROJECTOR_MIN_PLOT = 200;
+const FIT_SLACK = 8; // px under the chart, so its frame is not cut by the screen's edge
+
+/**
+ * Bring the answer into view. On a class's projector (class.css: body.is-class-teacher, both views) the verdict
+ * and its first chart fit one screen (issue 30): the charts on screen take the height left under the verdict,
+ * never more than their own, then the view moves to them entire. A verdict so long that the chart would shrink
+ * under PROJECTOR_MIN_PLOT moves the view past the answer's title.
+ */
+function showAnswer() {
+  let from = ui.reveal;
+  const plots = $$(".lesson-chart:not([hidden]) .lesson-plot", ui.charts);
+  if (plots.length && document.body.classList.contains("is-class-teacher")) {
+    for (const plot of plots) plot.style.height = "";
+    const below = (node) => Math.floor(window.innerHeight - FIT_SLACK
+      - (plots[0].getBoundingClientRect().top - node.getBoundingClientRect().top));
+    if (below(from) < PROJECTOR_MIN_PLOT) from = ui.verdict;
+    const room = Math.max(PROJECTOR_MIN_PLOT, below(from));
+    for (const plot of plots.filter((p) => p.offsetHeight > room)) {
+      plot.style.height = `${room}px`;
+      if (plot.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(plot);
+    }
+  }
+  from.scrollIntoView({ block: "start" });
 }
 
 /** The kind's verdict, worded in the page's language at the time of asking (a language switch asks again). */
