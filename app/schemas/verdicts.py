@@ -58,7 +58,9 @@ class Verdict(BaseModel):
     figures: dict[str, int | float] = Field(description="The numbers the verdict was decided on. For the same/"
                                       "different steps: gap (float32, as /api/compare shows it), gap64 (the float64 "
                                       "rerun), largest_logit and rounding_limit (1e-9 of it): the gap is rounding when "
-                                      "gap64 < rounding_limit.")
+                                      "gap64 < rounding_limit. When float32 decides (lines that are not a reordering, "
+                                      "gap over float32_limit, 1e-4 of largest_logit: 100 times float32's own error), "
+                                      "there is no rerun: float32_limit instead of gap64 and rounding_limit.")
     difference: Literal["rounding", "real"] | None = Field(description="The same/different steps: whether the "
                                                          "last position's gap is rounding or real; else null.")
     aligned: Literal["rounding", "real"] | None = Field(description="When line B is a reordering of line A: whether "

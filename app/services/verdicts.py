@@ -40,6 +40,7 @@ from app.services.compare import (
     run_many,
 )
 from app.services.gaps import (
+    FLOAT32_DECIDES,
     REL_ROUNDING,
     GapFacts,
     aligned_of,
@@ -164,8 +165,10 @@ def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
 
 class StepJudging:
     """A same-or-different step's verdict, in stages that many requests share (judge_many): the float32 gaps
-    (read from /api/compare's GapFacts when given, else run), then the model shown again in float64 with
-    positions (gap64, the step's figure, and layer 1's aligned last row)."""
+    (read from /api/compare's GapFacts when given, else run), then, unless float32 decides, the model shown again
+    in float64 with positions (gap64, the step's figure, and layer 1's aligned last row). float32 decides lines
+    that are not a reordering of each other (no aligned row to judge) whose gap is far above float32's own error
+    (app.services.gaps): what a student typing a new line B sends at almost every keystroke."""
 
     def __init__(self, step_id: str, fields: dict, facts: GapFacts | None, registry: ModelRegistry):
         self.step_id, self.setup, self.facts = step_id, _setup(step_id, fields), facts
@@ -185,14 +188,26 @@ class StepJudging:
             self.facts = gap_facts(runs, None)
 
     def lines64(self) -> list[LineKey]:
+        if self._decided32():
+            return []
         return [LineKey(self.model, ids, self.setup["causal"], WITH) for ids in (self.ids_a, self.ids_b)]
 
+    def _decided32(self) -> bool:
+        shown = self.facts.gaps[0, WITH]
+        return self.order is None and decided32(shown.gap, shown.scale) is not None
+
     def answer(self, lines: list[Line64], registry: ModelRegistry) -> dict:
-        (a, b), config, setup = lines, self.model.config, self.setup
+        config, setup, shown = self.model.config, self.setup, self.facts.gaps[0, WITH]
+        figures = {"gap": shown.gap, "gap_without": self.facts.gaps[0, WITHOUT].gap, "n_layer": config.n_layer}
+        if not lines:  # float32 decided: its gap is over float32_limit, 100 times float32's own error
+            figures |= {"largest_logit": shown.scale, "float32_limit": FLOAT32_DECIDES * shown.scale}
+            reason = gap_reason(self.ids_a, self.ids_b, False, config.position, setup["causal"], config.n_layer)
+            out = {"outcome": GAP_STEPS[self.step_id][1], "reason": reason, "figures": figures, "aligned": None,
+                   "difference": "real"}
+            return _finished(self.step_id, setup, out, registry)
+        a, b = lines
         judged = gap_of(a.last_logits, b.last_logits)
-        figures = {"gap": self.facts.gaps[0, WITH].gap, "gap_without": self.facts.gaps[0, WITHOUT].gap,
-                   "gap64": judged.gap, "largest_logit": judged.scale, "rounding_limit": REL_ROUNDING * judged.scale,
-                   "n_layer": config.n_layer}
+        figures |= {"gap64": judged.gap, "largest_logit": judged.scale, "rounding_limit": REL_ROUNDING * judged.scale}
         aligned = None
         if self.order is not None:  # layer 1's last row: how the last character weighs the same characters in both
             figures["aligned_gap64"] = aligned_of(a.last_rows, b.last_rows, self.order)[0]

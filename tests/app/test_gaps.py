@@ -171,11 +171,18 @@ def test_a_rounding_gap_is_rerun_in_float64_only(client, monkeypatch):
 def test_the_lessons_verdict_after_its_comparison_reruns_only_line_b_in_float64(client, monkeypatch):
     setup = {"position": "none", "weights": "random", "n_layer": 1, "n_head": 4}
     twins._kept.clear()  # no float64 line kept from another test
-    for b in ("山依日白尽", "山依日白尽月"):
+    passes = {}
+    for b in ("山依日白尽", "日白依山尽", "山依日白尽月"):
         client.post("/api/compare", json={"line_a": "白日依山尽", "line_b": b, **setup})
-        passes = count_traces(monkeypatch)
+        passes[b] = count_traces(monkeypatch)
         got = client.post("/api/lesson/order/verdict", json={"a": "白日依山尽", "b": b, "causal": True, **setup})
         assert got.status_code == 200
         monkeypatch.undo()
     # Line A's float64 run was kept from the first verdict: one pass, for line B, in float64.
-    assert passes == [torch.float64]
+    assert passes["日白依山尽"] == [torch.float64]
+    # Not a reordering, and a gap float32 decides: no model runs at all, and the figures say float32 decided.
+    assert passes["山依日白尽月"] == []
+    figures = got.json()["figures"]
+    assert "gap64" not in figures and figures["float32_limit"] == FLOAT32_DECIDES * figures["largest_logit"]
+    assert figures["gap"] > figures["float32_limit"]
+    assert got.json()["outcome"] == "different"

@@ -67,10 +67,10 @@ function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
     judge(data, ctx) {
       const v = data.verdict;
       const f = v.figures;
+      // A gap far above float32's own error is decided without a float64 rerun: no gap64 then (api: figures).
+      const key = v.difference === "rounding" ? "gap_rounding" : f.gap64 === undefined ? "gap_real32" : "gap_real";
       const numbers = v.difference
-        ? tr(v.difference === "rounding" ? "gap_rounding" : "gap_real", {
-          gap: sci(f.gap), gap64: sci(f.gap64), limit: sci(f.rounding_limit),
-        })
+        ? tr(key, { gap: sci(f.gap), gap64: sci(f.gap64), limit: sci(f.rounding_limit), limit32: sci(f.float32_limit) })
         : "";
       return judged(data, sentences([numbers, reason(v, ctx.setup)]), f.gap);
     },
