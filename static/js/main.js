@@ -1,4 +1,5 @@
-// The page's controller: state <-> URL <-> controls, requests to /api/compare, and redraws.
+// The page's controller: state <-> URL <-> controls, requests to /api/compare, and redraws. The state is
+// state.js's explorerState (the one object the address holds); everything else the page knows is in `page`.
 
 import { createAblationPanel } from "./ablation.js";
 import { ApiError, FIELD_CONTROLS, getOptions, postCompareJudged } from "./api.js";
@@ -9,10 +10,10 @@ import { fieldMessage } from "./errors.js";
 import { applyDict, loadDict, setDict, tr } from "./i18n.js";
 import { LANGS, MODES } from "./constants.js";
 import { latest } from "./latest.js";
-import { ANSWER_PANELS, renderHeatmaps, renderRopePairs } from "./panels.js";
+import { ANSWER_PANELS, modelSummary, renderHeatmaps, renderRopePairs, unknownNote } from "./panels.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
-import { readState, sameState, toSearch, trainingStep } from "./state.js";
+import { explorerState, readState, sameState, toSearch } from "./state.js";
 import "./typeset.js"; // every figure in the page's text stays on one line
 
 /**
@@ -36,7 +37,11 @@ const ui = {
   causal: $("#causal"),
   posinfo: $("#posinfo"),
   align: $("#align"),
+  unknownA: $("#line-a-unknown"),
+  unknownB: $("#line-b-unknown"),
+  modelSummary: $("#model-summary"),
   ropePair: $("#rope-pair"),
+  tocRope: $("#toc-rope"),
   download: $("#download-json"),
   lang: $("#lang"),
   results: $("#results"),
@@ -45,33 +50,35 @@ const ui = {
   generalError: $("#general-error"),
 };
 
-let state = readState(location.search, LANGS, document.documentElement.lang);
-let options = null;
-let response = null; // the last successful response
-// The server's verdict on each answer (POST /api/compare/verdict), kept beside it, never written into it: the
-// answer stays what the server sent. A render reads the verdict of the answer it draws (verdictOf).
-const verdicts = new WeakMap();
-const verdictOf = (answer) => verdicts.get(answer) ?? null;
-let responseKey = null; // the request body that produced it
-const compareRequest = latest(); // the comparison on screen: the newest request wins
-let debounceTimer = null;
-let typing = false; // true between the first keystroke of an edit and the input's change event
-let renderChain = Promise.resolve();
-let renderGeneration = 0;
-let wantAll = false; // a render of every panel is owed
-let rendering = false;
-let relative = null; // the relative-distance panel, created at start
-let shipped = null; // the panels of shipped results, created at start
-let ablation = null; // the turn-a-head-off panel, created at start
-let shownError = null; // the error on screen, kept so a language switch can word it again
-let judging = null; // the answer on screen while the server's verdict on it is still out
+explorerState.set(readState(location.search, LANGS, document.documentElement.lang));
+/** The state: read here, changed with explorerState.set() (each state is frozen), written to the URL by writeUrl. */
+const state = () => explorerState.get();
+
+/** What the page knows besides its state: the server's answers and where the page is with them. */
+const page = {
+  options: null, // /api/options
+  answer: null, // the last successful /api/compare answer
+  answerKey: null, // the request body that produced it
+  // The server's verdict on each answer (POST /api/compare/verdict), kept beside it, never written into it: the
+  // answer stays what the server sent. A render reads the verdict of the answer it draws (verdictOf).
+  verdicts: new WeakMap(),
+  judging: null, // the answer on screen while the server's verdict on it is still out
+  request: latest(), // the comparison on screen: the newest request wins
+  debounceTimer: null,
+  typing: false, // true between the first keystroke of an edit and the input's change event
+  shownError: null, // the error on screen, kept so a language switch can word it again
+  drawing: { chain: Promise.resolve(), generation: 0, wantAll: false, busy: false }, // wantAll: every panel is owed
+  // Created at start: the relative-distance panel, the panels of shipped results, the turn-a-head-off panel.
+  panels: { relative: null, shipped: null, ablation: null },
+};
+const verdictOf = (answer) => page.verdicts.get(answer) ?? null;
 
 // ---- state <-> URL ----------------------------------------------------------------------------
 
 function writeUrl(mode) {
   // The #fragment stays: it is the panel a shared link points at.
-  const url = `${location.pathname}${toSearch(state)}${location.hash}`;
-  if (mode === "push" && !sameState(state, readState(location.search, LANGS, state.lang))) {
+  const url = `${location.pathname}${toSearch(state())}${location.hash}`;
+  if (mode === "push" && !sameState(state(), readState(location.search, LANGS, state().lang))) {
     history.pushState(null, "", url);
   } else {
     history.replaceState(null, "", url);
@@ -85,35 +92,37 @@ function writeUrl(mode) {
  * null until the user picks: the default then follows the mode (trained where shipped).
  */
 function effectiveWeights() {
-  return state.weights !== "random" && shapeOf(options, state.pos) ? "trained" : "random";
+  return state().weights !== "random" && shapeOf(page.options, state().pos) ? "trained" : "random";
 }
 
 function trainedEverywhere() {
-  return MODES.every((p) => shapeOf(options, p));
+  return MODES.every((p) => shapeOf(page.options, p));
 }
 
 function isLong() {
-  return [...state.a].length > LONG_LINE || [...state.b].length > LONG_LINE;
+  const { a, b } = state();
+  return [...a].length > LONG_LINE || [...b].length > LONG_LINE;
 }
 
 /** The depth of the model the next request will get, when the page already knows it. */
 function knownDepth() {
-  if (effectiveWeights() === "trained") return shapeOf(options, state.pos).n_layer;
-  return state.nLayer ?? options?.random?.n_layer ?? null;
+  if (effectiveWeights() === "trained") return shapeOf(page.options, state().pos).n_layer;
+  return state().nLayer ?? page.options?.random?.n_layer ?? null;
 }
 
 function maxChars() {
-  return options?.max_chars?.[state.pos] ?? null;
+  return page.options?.max_chars?.[state().pos] ?? null;
 }
 
 function updateWeightsUi() {
-  const shape = shapeOf(options, state.pos);
+  const { options } = page;
+  const shape = shapeOf(options, state().pos);
   const anyTrained = Boolean(options && Object.keys(options.trained ?? {}).length);
   ui.trainedOption.disabled = !shape;
   const weights = effectiveWeights();
   ui.weights.value = weights;
   ui.heads.disabled = weights === "trained";
-  ui.heads.value = String(weights === "trained" ? shape.n_head : state.heads);
+  ui.heads.value = String(weights === "trained" ? shape.n_head : state().heads);
   // The layer count is the random model's to choose; trained weights show their own depth.
   ui.nLayer.disabled = weights === "trained";
   const depth = knownDepth();
@@ -123,7 +132,7 @@ function updateWeightsUi() {
     note = trainedNote(shape);
   } else if (options && !anyTrained) {
     note = tr("trained_none");
-  } else if (options && state.weights !== "random") {
+  } else if (options && state().weights !== "random") {
     note = tr("trained_missing_mode");
   }
   ui.weightsNote.textContent = note;
@@ -142,18 +151,19 @@ function setLayerOptions(nLayer) {
   if (current !== wanted.join(",")) {
     ui.layer.replaceChildren(...wanted.map((v) => new Option(v, v)));
   }
-  ui.layer.value = String(state.layer);
+  ui.layer.value = String(state().layer);
 }
 
 function applyControls() {
-  if (ui.lineA.value !== state.a) ui.lineA.value = state.a;
-  if (ui.lineB.value !== state.b) ui.lineB.value = state.b;
-  for (const radio of ui.positions) radio.checked = radio.value === state.pos;
-  ui.lang.value = state.lang;
-  ui.causal.checked = state.causal;
-  ui.posinfo.checked = state.posinfo;
-  ui.align.checked = state.align;
-  if ([...ui.layer.options].some((o) => o.value === String(state.layer))) ui.layer.value = String(state.layer);
+  const now = state();
+  if (ui.lineA.value !== now.a) ui.lineA.value = now.a;
+  if (ui.lineB.value !== now.b) ui.lineB.value = now.b;
+  for (const radio of ui.positions) radio.checked = radio.value === now.pos;
+  ui.lang.value = now.lang;
+  ui.causal.checked = now.causal;
+  ui.posinfo.checked = now.posinfo;
+  ui.align.checked = now.align;
+  if ([...ui.layer.options].some((o) => o.value === String(now.layer))) ui.layer.value = String(now.layer);
   updateWeightsUi();
   updateHints();
 }
@@ -169,7 +179,8 @@ function setStatus(kind) {
 
 /** #results is busy while a request or the answer's verdict is out, or a render is drawing; tests wait on it too. */
 function updateBusy() {
-  const busy = ui.status.dataset.state === "loading" || rendering || debounceTimer !== null || judging !== null;
+  const busy = ui.status.dataset.state === "loading" || page.drawing.busy || page.debounceTimer !== null
+    || page.judging !== null;
   ui.results.setAttribute("aria-busy", String(busy));
 }
 
@@ -183,20 +194,21 @@ function clearErrors() {
   ui.generalError.textContent = "";
   show(ui.generalError, false);
   ui.results.classList.remove("is-stale");
-  shownError = null;
+  page.shownError = null;
 }
 
 /** Fields the page can check before asking the server: an empty line is an input to fix, not a failure. */
 function inputProblems() {
+  const { a, b } = state();
   const fields = [];
-  if (!state.a) fields.push({ field: "line_a", type: "string_too_short", ctx: { min_length: 1 } });
-  if (!state.b) fields.push({ field: "line_b", type: "string_too_short", ctx: { min_length: 1 } });
+  if (!a) fields.push({ field: "line_a", type: "string_too_short", ctx: { min_length: 1 } });
+  if (!b) fields.push({ field: "line_b", type: "string_too_short", ctx: { min_length: 1 } });
   return fields.length ? new ApiError(422, fields, []) : null;
 }
 
 function showError(error) {
   clearErrors();
-  shownError = error;
+  page.shownError = error;
   ui.results.classList.add("is-stale");
   // A 422 naming fields is an input to fix: the request itself did not fail.
   const invalid = error instanceof ApiError && error.status === 422 && error.fields.length > 0;
@@ -210,8 +222,8 @@ function showError(error) {
     const id = FIELD_CONTROLS[item.field];
     const node = $(`#${id}-error`);
     // Worded in the page's language from the error's type (errors.js), as the lesson words it.
-    const text = item.field === "line_b" ? state.b : state.a;
-    const message = fieldMessage(item, { text, position: state.pos, max: maxChars() });
+    const { a, b, pos } = state();
+    const message = fieldMessage(item, { text: item.field === "line_b" ? b : a, position: pos, max: maxChars() });
     node.textContent = node.textContent ? `${node.textContent} ${message}` : message;
     show(node, true);
     const control = id === "position" ? $(".switch") : $(`#${id}`);
@@ -230,43 +242,44 @@ function showError(error) {
 // ---- requests ---------------------------------------------------------------------------------
 
 function requestBody() {
+  const now = state();
   const body = compareBody({
-    a: state.a, b: state.b, position: state.pos, weights: effectiveWeights(), n_head: state.heads,
-    n_layer: state.nLayer, causal: state.causal,
+    a: now.a, b: now.b, position: now.pos, weights: effectiveWeights(), n_head: now.heads,
+    n_layer: now.nLayer, causal: now.causal,
   });
   // Every layer of two long lines is megabytes of JSON: ask for the layer on screen only, and only
   // for the view shown (with or without position information).
-  if (isLong()) body.layer = Math.min(state.layer, knownDepth() ?? state.layer);
-  if (isLong() && state.posinfo) body.attention_without_position = false;
+  if (isLong()) body.layer = Math.min(now.layer, knownDepth() ?? now.layer);
+  if (isLong() && now.posinfo) body.attention_without_position = false;
   return body;
 }
 
 function scheduleCompare() {
-  const idle = debounceTimer === null && !compareRequest.busy;
-  clearTimeout(debounceTimer);
-  debounceTimer = null;
+  const idle = page.debounceTimer === null && !page.request.busy;
+  clearTimeout(page.debounceTimer);
+  page.debounceTimer = null;
   if (idle) {
     compare().catch(showError);
     return;
   }
-  debounceTimer = setTimeout(() => { compare().catch(showError); }, BURST_MS);
+  page.debounceTimer = setTimeout(() => { compare().catch(showError); }, BURST_MS);
   updateBusy();
 }
 
 async function compare() {
-  clearTimeout(debounceTimer);
-  debounceTimer = null;
+  clearTimeout(page.debounceTimer);
+  page.debounceTimer = null;
   const problem = inputProblems();
   if (problem) {
-    compareRequest.abort();
+    page.request.abort();
     showError(problem);
     return;
   }
   const body = requestBody();
   const key = JSON.stringify(body);
-  if (compareRequest.runningFor(key)) return;
-  if (key === responseKey && response) {
-    compareRequest.abort();
+  if (page.request.runningFor(key)) return;
+  if (key === page.answerKey && page.answer) {
+    page.request.abort();
     clearErrors();
     setStatus("ready");
     await render();
@@ -275,16 +288,16 @@ async function compare() {
   setStatus("loading");
   let out;
   try {
-    out = await compareRequest.run((signal) => postCompareJudged(body, signal), key);
+    out = await page.request.run((signal) => postCompareJudged(body, signal), key);
   } catch (error) {
     showError(error);
     return;
   }
   if (out.stale) return; // a newer request took over
   const { answer, verdict: judged } = out.value;
-  response = answer;
-  responseKey = key;
-  judging = answer;
+  page.answer = answer;
+  page.answerKey = key;
+  page.judging = answer;
   ui.download.disabled = false;
   clearErrors();
   setStatus("ready");
@@ -292,7 +305,7 @@ async function compare() {
   await Promise.all([render(), judge(answer, judged)]);
   // Line A with heads off, for the same model: asked once the maps are drawn, so its answer and its
   // charts do not hold up the maps of this keystroke.
-  ablation?.refresh().catch(console.error);
+  page.panels.ablation?.refresh().catch(console.error);
 }
 
 /**
@@ -304,14 +317,14 @@ async function judge(answer, judged) {
   try {
     value = await judged;
   } catch (error) {
-    if (response !== answer) return;
-    judging = null;
+    if (page.answer !== answer) return;
+    page.judging = null;
     showError(error);
     return;
   }
-  if (response !== answer) return;
-  verdicts.set(answer, value);
-  judging = null;
+  if (page.answer !== answer) return;
+  page.verdicts.set(answer, value);
+  page.judging = null;
   await render();
 }
 
@@ -322,55 +335,71 @@ async function judge(answer, judged) {
  * "all" redraws every panel. A newer render makes an older one stop at its next row.
  */
 function render(scope = "all") {
-  if (scope === "all") wantAll = true;
-  const generation = ++renderGeneration;
-  rendering = true;
+  const drawing = page.drawing;
+  if (scope === "all") drawing.wantAll = true;
+  const generation = ++drawing.generation;
+  drawing.busy = true;
   updateBusy();
-  renderChain = renderChain
+  drawing.chain = drawing.chain
     .then(() => renderNow(generation))
     .catch((error) => {
       console.error(error);
     })
     .finally(() => {
-      if (generation === renderGeneration) {
-        rendering = false;
+      if (generation === drawing.generation) {
+        drawing.busy = false;
         updateBusy();
       }
     });
-  return renderChain;
+  return drawing.chain;
 }
 
 async function renderNow(generation) {
-  const isStale = () => generation !== renderGeneration;
-  if (isStale() || !response) return;
-  const all = wantAll;
-  wantAll = false;
-  const nLayer = response.model.n_layer;
-  if (state.layer > nLayer) {
-    state.layer = nLayer;
+  const drawing = page.drawing;
+  const isStale = () => generation !== drawing.generation;
+  if (isStale() || !page.answer) return;
+  const all = drawing.wantAll;
+  drawing.wantAll = false;
+  const shown = page.answer; // a newer answer may come while this one draws: each part reads this one's verdict
+  const nLayer = shown.model.n_layer;
+  if (state().layer > nLayer) {
+    explorerState.set({ layer: nLayer });
     writeUrl("replace");
   }
   setLayerOptions(nLayer);
-  const shown = response; // a newer answer may come while this one draws: each part reads this one's verdict
-  if (all) for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(shown, { options });
-  const view = { layer: state.layer, posinfo: state.posinfo, align: state.align };
+  if (all) {
+    showSummary(shown);
+    for (const panel of ANSWER_PANELS.filter((p) => p.first)) panel.update(shown, { options: page.options });
+  }
+  const { layer, posinfo, align } = state();
+  // The controller's own elements: the panels below draw inside theirs only.
   ui.align.disabled = !shown.alignment; // nothing to line up unless B is a reordering of A (by token id)
-  let done = await renderHeatmaps(shown, verdictOf(shown), view, isStale);
+  show(ui.tocRope, Boolean(shown.rope)); // the contents list RoPE's panel only when the answer has one
+  let done = await renderHeatmaps(shown, verdictOf(shown), { layer, posinfo, align }, isStale);
   if (done && all && !verdictOf(shown)) {
-    wantAll = true; // the panels after the maps read the verdict too: judge() draws them when it comes
+    drawing.wantAll = true; // the panels after the maps read the verdict too: judge() draws them when it comes
     return;
   }
   if (done && all) {
-    const ctx = { options, verdict: verdictOf(shown) };
+    const ctx = { options: page.options, verdict: verdictOf(shown) };
     await Promise.all(ANSWER_PANELS.filter((p) => !p.first).map((p) => p.update(shown, ctx)));
     done = !isStale();
   }
   if (!done) {
-    wantAll = wantAll || all; // the newer render picks up what this one left undone
+    drawing.wantAll = drawing.wantAll || all; // the newer render picks up what this one left undone
     return;
   }
   ui.results.dataset.renderCount = String(Number(ui.results.dataset.renderCount || 0) + 1);
   if (Number(ui.results.dataset.renderCount) === 1) scrollToFragment();
+}
+
+/** Beside the controls, which are the controller's: the model that answered, and each line's unknown characters. */
+function showSummary(answer) {
+  ui.modelSummary.textContent = modelSummary(answer.model);
+  for (const [line, node] of [[answer.lines[0], ui.unknownA], [answer.lines[1], ui.unknownB]]) {
+    node.textContent = unknownNote([...new Set(line.tokens.filter((_, k) => line.unknown[k]))]);
+    show(node, Boolean(node.textContent));
+  }
 }
 
 /** The panels above a linked one have just grown: bring the linked panel back into view once. */
@@ -382,21 +411,21 @@ function scrollToFragment() {
 
 async function switchLanguage(lang) {
   const dict = await loadDict(lang);
-  if (state.lang !== lang) return; // the user moved on while the file loaded
+  if (state().lang !== lang) return; // the user moved on while the file loaded
   $("#lesson-link").href = `/lesson?lang=${lang}`;
   setDict(dict);
   applyDict(lang);
   applyControls();
   setStatus(ui.status.dataset.state || "idle");
   // Errors on screen are worded again in the new language.
-  if (shownError) showError(shownError);
+  if (page.shownError) showError(page.shownError);
   // The answer's panels redraw from the answer in hand; the others (relative, shipped) redraw themselves.
   await Promise.all([render(), ...ownPanels().map((panel) => panel.redraw())]);
 }
 
 /** Panels that fetch their own data: each has redraw(), for a language switch. */
 function ownPanels() {
-  return [relative, shipped, ablation].filter(Boolean);
+  return Object.values(page.panels).filter(Boolean);
 }
 
 // ---- events -----------------------------------------------------------------------------------
@@ -404,43 +433,45 @@ function ownPanels() {
 function onLineInput(event) {
   // With a Chinese or Japanese input method, wait for the chosen characters, not the pinyin/kana.
   if (event.isComposing) return;
-  state.a = ui.lineA.value;
-  state.b = ui.lineB.value;
+  explorerState.set({ a: ui.lineA.value, b: ui.lineB.value });
   scheduleCompare(); // first: the request leaves before the hints and the address are written
   updateHints();
   // The first keystroke of an edit makes a history entry; the rest of the edit updates it.
-  writeUrl(typing ? "replace" : "push");
-  typing = true;
+  writeUrl(page.typing ? "replace" : "push");
+  page.typing = true;
 }
 
-function onChange(update, { fetch = true } = {}) {
+/** A control's change: read(): the state's change it makes. */
+function onChange(read, { fetch = true } = {}) {
   return () => {
-    typing = false;
-    update();
+    page.typing = false;
+    explorerState.set(read());
     updateWeightsUi();
     updateHints();
     writeUrl("push");
     // A layer change redraws from the answer in hand, unless long lines brought one layer only.
     if (fetch || isLong()) compare();
     else render("layer");
-    relative?.refresh();
+    page.panels.relative?.refresh();
   };
 }
 
 function downloadJson() {
-  if (!response) return;
-  const m = response.model;
-  downloadText(`${JSON.stringify(response)}\n`, `heads-positions-${m.position}-${m.weights}-${m.n_head}h.json`);
+  const { answer } = page;
+  if (!answer) return;
+  const m = answer.model;
+  downloadText(`${JSON.stringify(answer)}\n`, `heads-positions-${m.position}-${m.weights}-${m.n_head}h.json`);
 }
 
+/** The page's one popstate handler: the whole state, training step included, comes back from the address. */
 async function onPopState() {
-  const previous = state;
-  state = readState(location.search, LANGS, state.lang);
-  typing = false;
+  const previous = state();
+  explorerState.set(readState(location.search, LANGS, previous.lang));
+  page.typing = false;
   applyControls();
-  trainingStep.set(state.step);
-  if (state.lang !== previous.lang) await switchLanguage(state.lang);
-  relative?.apply(state.rel);
+  const { lang, rel } = state();
+  if (lang !== previous.lang) await switchLanguage(lang);
+  page.panels.relative?.apply(rel);
   await compare();
 }
 
@@ -449,27 +480,27 @@ function bind() {
     input.addEventListener("input", onLineInput);
     input.addEventListener("compositionend", onLineInput);
   }
-  for (const input of [ui.lineA, ui.lineB]) input.addEventListener("change", () => { typing = false; });
+  for (const input of [ui.lineA, ui.lineB]) input.addEventListener("change", () => { page.typing = false; });
   for (const radio of ui.positions) {
-    radio.addEventListener("change", onChange(() => { state.pos = radio.value; }));
+    radio.addEventListener("change", onChange(() => ({ pos: radio.value })));
   }
-  ui.heads.addEventListener("change", onChange(() => { state.heads = Number(ui.heads.value); }));
-  ui.weights.addEventListener("change", onChange(() => { state.weights = ui.weights.value; }));
-  ui.layer.addEventListener("change", onChange(() => { state.layer = Number(ui.layer.value); }, { fetch: false }));
-  ui.nLayer.addEventListener("change", onChange(() => { state.nLayer = Number(ui.nLayer.value); }));
+  ui.heads.addEventListener("change", onChange(() => ({ heads: Number(ui.heads.value) })));
+  ui.weights.addEventListener("change", onChange(() => ({ weights: ui.weights.value })));
+  ui.layer.addEventListener("change", onChange(() => ({ layer: Number(ui.layer.value) }), { fetch: false }));
+  ui.nLayer.addEventListener("change", onChange(() => ({ nLayer: Number(ui.nLayer.value) })));
   // Both views and both ways of subtracting are in the answer already: redraw, do not refetch.
-  ui.posinfo.addEventListener("change", onChange(() => { state.posinfo = ui.posinfo.checked; }, { fetch: false }));
-  ui.align.addEventListener("change", onChange(() => { state.align = ui.align.checked; }, { fetch: false }));
-  ui.causal.addEventListener("change", onChange(() => { state.causal = ui.causal.checked; }));
+  ui.posinfo.addEventListener("change", onChange(() => ({ posinfo: ui.posinfo.checked }), { fetch: false }));
+  ui.align.addEventListener("change", onChange(() => ({ align: ui.align.checked }), { fetch: false }));
+  ui.causal.addEventListener("change", onChange(() => ({ causal: ui.causal.checked })));
   ui.ropePair.addEventListener("change", () => {
-    if (response?.rope) renderRopePairs(response).catch(console.error);
+    if (page.answer?.rope) renderRopePairs(page.answer).catch(console.error);
   });
   ui.download.addEventListener("click", downloadJson);
   ui.lang.addEventListener("change", () => {
-    typing = false;
-    state.lang = ui.lang.value;
+    page.typing = false;
+    explorerState.set({ lang: ui.lang.value });
     writeUrl("push");
-    switchLanguage(state.lang).catch(showError);
+    switchLanguage(state().lang).catch(showError);
   });
   window.addEventListener("popstate", () => { onPopState().catch(showError); });
 }
@@ -483,44 +514,42 @@ function plotlyReady() {
 
 async function start() {
   bind();
-  // The training step is the state's: a slider move writes it back here, and into the address (replaced: a
-  // drag is not history); step-control.js only draws and announces it.
-  trainingStep.set(state.step);
-  trainingStep.subscribe((step) => {
-    if (state.step === step) return;
-    state.step = step;
-    writeUrl("replace");
+  // The training step is the state's: a slider move (step-control.js sets it) goes into the address, replaced: a
+  // drag is not history. On popstate the address already holds the step, and writing it again changes nothing.
+  explorerState.subscribe((next, previous) => {
+    if (next.step !== previous.step) writeUrl("replace");
   });
   // Asked for with the texts, not after them (the page preloads both): the first comparison needs it.
   const optionsRequest = getOptions().catch((error) => error);
-  const [dict] = await Promise.all([loadDict(state.lang), plotlyReady()]);
+  const { lang } = state();
+  const [dict] = await Promise.all([loadDict(lang), plotlyReady()]);
   setDict(dict);
-  if (document.documentElement.lang !== state.lang) applyDict(state.lang);
+  if (document.documentElement.lang !== lang) applyDict(lang);
   applyControls();
   writeUrl("replace");
   const got = await optionsRequest;
   if (got instanceof Error) showError(got);
-  else options = got;
+  else page.options = got;
   applyControls();
   // Created once the options are known, so the relative panel asks with the page's weights.
-  relative = createRelativePanel(() => ({
+  page.panels.relative = createRelativePanel(() => ({
     weights: effectiveWeights(),
-    heads: state.heads,
-    nLayer: state.nLayer,
+    heads: state().heads,
+    nLayer: state().nLayer,
     trainedAll: trainedEverywhere(),
   }), {
-    initial: state.rel,
+    initial: state().rel,
     onChange(rel) {
-      state.rel = { ...rel };
+      explorerState.set({ rel: { ...rel } });
       writeUrl("replace");
     },
   });
-  shipped = createShippedPanels();
-  ablation = createAblationPanel(() => ({
-    line: state.a,
-    position: state.pos,
+  page.panels.shipped = createShippedPanels();
+  page.panels.ablation = createAblationPanel(() => ({
+    line: state().a,
+    position: state().pos,
     weights: effectiveWeights(),
-    nHead: effectiveWeights() === "trained" ? shapeOf(options, state.pos).n_head : state.heads,
+    nHead: effectiveWeights() === "trained" ? shapeOf(page.options, state().pos).n_head : state().heads,
     nLayer: knownDepth(),
   }));
   await compare();

@@ -46,23 +46,21 @@ export function weightsLabel(model) {
     : tr("weights_random_short", { seed: model.seed ?? 0 });
 }
 
-export function renderSummary(response) {
-  const m = response.model;
-  $("#model-summary").textContent = tr("model_summary", {
-    position: positionName(m.position),
-    weights: weightsLabel(m),
-    n_layer: m.n_layer,
-    n_head: m.n_head,
-    n_embd: m.n_embd,
-    head_dim: m.head_dim,
+/** The model that answered, in one line: the explorer shows it beside its controls (main.js). */
+export function modelSummary(model) {
+  return tr("model_summary", {
+    position: positionName(model.position),
+    weights: weightsLabel(model),
+    n_layer: model.n_layer,
+    n_head: model.n_head,
+    n_embd: model.n_embd,
+    head_dim: model.head_dim,
   });
-  for (const [i, id] of [[0, "line-a"], [1, "line-b"]]) {
-    const line = response.lines[i];
-    const unknown = [...new Set(line.tokens.filter((_, k) => line.unknown[k]))];
-    const node = $(`#${id}-unknown`);
-    node.textContent = unknown.length ? tr("unknown_chars", { chars: unknown.map(visible).join(" ") }) : "";
-    show(node, unknown.length > 0);
-  }
+}
+
+/** The note beside a box for the characters the vocabulary lacks (they read as unknown); "" when there are none. */
+export function unknownNote(chars) {
+  return chars.length ? tr("unknown_chars", { chars: chars.map(visible).join(" ") }) : "";
 }
 
 /**
@@ -427,7 +425,6 @@ export function renderResidual(response) {
 
 export function renderRope(response) {
   const panel = $("#panel-rope");
-  show($("#toc-rope"), Boolean(response.rope));
   if (!response.rope) {
     for (const node of $$(".plot", panel)) purge(node);
     show(panel, false);
@@ -535,7 +532,6 @@ export function renderHeads(response, options) {
  * (The heatmaps themselves take a view and can be stopped half-way: main.js draws them in between.)
  */
 export const ANSWER_PANELS = [
-  { name: "summary", first: true, update: (answer) => renderSummary(answer) },
   { name: "next", first: true, update: (answer) => renderNext(answer) },
   // Not `first`: its numbers are the page's first Intl formatting, which loads the locale data (README, Benchmark).
   { name: "heads", update: (answer, ctx) => renderHeads(answer, ctx.options) },

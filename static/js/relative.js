@@ -10,7 +10,7 @@ import { fillRich, tr } from "./i18n.js";
 import { latest } from "./latest.js";
 import { whenVisible } from "./lazy.js";
 import { relativeFigure } from "./plots-positions.js";
-import { weightsLabel } from "./panels.js";
+import { unknownNote, weightsLabel } from "./panels.js";
 import { visible } from "./plots.js";
 
 const DEBOUNCE_MS = 250;
@@ -56,9 +56,8 @@ function setOptions(select, n, want) {
 async function drawAnswer(ui, data, view, fellBack) {
   ui.note.textContent = fellBack ? tr("rel_random_fallback") : "";
   show(ui.note, fellBack);
-  const unknown = [data.first, data.second].filter((_, i) => data.unknown[i]);
-  ui.unknown.textContent = unknown.length ? tr("unknown_chars", { chars: unknown.map(visible).join(" ") }) : "";
-  show(ui.unknown, unknown.length > 0);
+  ui.unknown.textContent = unknownNote([data.first, data.second].filter((_, i) => data.unknown[i]));
+  show(ui.unknown, Boolean(ui.unknown.textContent));
   const nLayer = data.scores.learned.length;
   const nHead = data.scores.learned[0].length;
   setOptions(ui.layer, nLayer, view.layer);

@@ -16,6 +16,7 @@ import { renderGallery } from "./gallery.js";
 import { similarityFigure } from "./plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "./plots-results.js";
 import { askedStep, getAtStep, getTimeline, loadTimeline, onStepChange, repaint } from "./step-control.js";
+import { explorerState } from "./state.js";
 import { galleryFindings, positionFindings } from "./step-findings.js";
 
 
@@ -298,7 +299,7 @@ export function createShippedPanels() {
     });
   }
   // A shared link with step= shows that step in the ablation panel too: the timeline says whether it ships.
-  if (new URLSearchParams(location.search).has("step")) loadTimeline();
+  if (explorerState.get().step !== null) loadTimeline();
   const stepped = STEPPED.map(([selector, name, render]) => steppedPanel(selector, name, render));
   return {
     /** The language changed: redraw whatever has arrived, and word the sliders again. */

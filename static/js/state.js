@@ -89,35 +89,38 @@ export function toSearch(state) {
   return `?${q}`;
 }
 
-// The training step the gallery and the position-similarity panel show (step-control.js), as the explorer's
-// state.step: main.js sets it from its state and hears every slider move, so the one URL writer (toSearch) and
-// the one popstate handler are main.js's. null is the end of training, the shipped checkpoints. Nothing here
-// reads the address: on the lesson page, ?step= is the lesson's step, never a training step.
-let step = null;
-const stepListeners = new Set();
-
 /** A step from a query string: a whole number, or null when absent or not one. */
-export function readStep(search) {
+function readStep(search) {
   const n = Number.parseInt(new URLSearchParams(search).get("step") ?? "", 10);
   return Number.isInteger(n) && n >= 0 ? n : null;
 }
 
-export const trainingStep = {
-  get() {
-    return step;
-  },
-  /** Set the step (null: the last); every listener hears of a change. */
-  set(next) {
-    if (next === this.get()) return;
-    step = next;
-    for (const listener of stepListeners) listener(step);
-  },
-  subscribe(listener) {
-    stepListeners.add(listener);
-    return () => stepListeners.delete(listener);
-  },
-};
-
 export function sameState(x, y) {
   return toSearch(x) === toSearch(y);
 }
+
+// The explorer's state: one object for the whole page. main.js fills it from the address (readState), and is its
+// one URL writer (toSearch) and its one popstate handler; step-control.js reads and sets its training step (step),
+// which the gallery, the similarity panel and the heads-off panel ask the API for. It starts at the defaults and
+// nothing here reads the address: on the lesson page, ?step= is the lesson's step, never a training step.
+// Each state is frozen: a change is a set(), so every listener hears it.
+let current = Object.freeze({ ...DEFAULTS });
+const listeners = new Set();
+
+export const explorerState = {
+  get() {
+    return current;
+  },
+  /** Merge a change in; when the state differs, every listener hears listener(next, previous). */
+  set(patch) {
+    const previous = current;
+    const next = Object.freeze({ ...previous, ...patch });
+    if (sameState(next, previous)) return;
+    current = next;
+    for (const listener of listeners) listener(next, previous);
+  },
+  subscribe(listener) {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+};

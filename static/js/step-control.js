@@ -1,12 +1,12 @@
 // The training-step slider ("watch the heads form"): one control in the gallery and one in the
-// position-similarity panel, both bound to the one step kept in state.js (and in the URL as step=).
+// position-similarity panel, both bound to the explorer state's step (state.js; in the URL as step=).
 // The steps that ship, and what formed when, come from GET /api/snapshots; the page never decides
 // which steps exist. A weights folder without snapshots ships the last step only: the slider stays hidden.
 
 import { ApiError, getShipped } from "./api.js";
 import { $, $$, show } from "./dom.js";
 import { grouped, tr } from "./i18n.js";
-import { trainingStep } from "./state.js";
+import { explorerState } from "./state.js";
 
 let timeline = null; // /api/snapshots, once it has come
 let loading = null;
@@ -15,7 +15,7 @@ const listeners = new Set();
 
 /** The step the page asks the API for: a snapshot's step, or null for the shipped checkpoints. */
 export function askedStep() {
-  const step = trainingStep.get();
+  const { step } = explorerState.get();
   if (!timeline || step === null || step === timeline.final_step || !timeline.steps.includes(step)) return null;
   return step;
 }
@@ -71,7 +71,7 @@ function bind() {
     input.dataset.bound = "1";
     input.addEventListener("input", () => {
       const step = timeline.steps[Number(input.value)];
-      trainingStep.set(step === timeline.final_step ? null : step);
+      explorerState.set({ step: step === timeline.final_step ? null : step });
     });
   }
 }
@@ -83,7 +83,8 @@ function bind() {
 export function loadTimeline() {
   if (!loading) {
     // The address is main.js's to write (it hears the same changes): here, the sliders and the panels.
-    trainingStep.subscribe(() => {
+    explorerState.subscribe((next, previous) => {
+      if (next.step === previous.step) return;
       paint();
       notify();
     });
@@ -92,7 +93,8 @@ export function loadTimeline() {
       .catch((error) => { console.error(error); timeline = null; })
       .then(() => {
         bind();
-        if (timeline && trainingStep.get() !== null && askedStep() === null) trainingStep.set(null);
+        const { step } = explorerState.get();
+        if (timeline && step !== null && askedStep() === null) explorerState.set({ step: null });
         paint();
         notify();
         return timeline;
