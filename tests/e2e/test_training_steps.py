@@ -130,6 +130,11 @@ def wait_step(page, tools, panel: str, step: int) -> None:
     }""", [panel, step], message=f"{panel} did not draw step {step}")
 
 
+def address(page) -> dict:
+    """The page's query, as lists of values."""
+    return urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)
+
+
 def open_at_gallery(open_page, tools, path, **kwargs):
     page = open_page(path, **kwargs)
     for panel in ("#panel-positions", "#panel-gallery"):
@@ -196,6 +201,43 @@ def test_an_early_step_redraws_both_panels_and_the_last_step_restores_them(open_
     assert_gallery_is(page, shipped_heads, "zh")
     assert page.evaluate(LEARNED_MAP) == shipped_map
     assert "step=" not in page.evaluate("() => location.search"), "the last step is the default: no step= in the URL"
+
+
+def test_back_and_forward_bring_back_the_training_step_with_the_mode(open_page, server_url, tools, timeline):
+    """The step is part of the page's one state, which the address holds: a slider move replaces the entry (a drag
+    is not history), a mode change pushes one, and going back or forward draws the step and mode of that entry."""
+    first, final = timeline["steps"][0], timeline["final_step"]
+    page = open_at_gallery(open_page, tools, "/?lang=en&pos=learned")
+    wait_step(page, tools, "#panel-gallery", final)
+    entries = page.evaluate("history.length")
+    slider = page.locator("#gallery-step")
+    slider.focus()
+    page.keyboard.press("Home")
+    wait_step(page, tools, "#panel-gallery", first)
+    assert page.evaluate("history.length") == entries, "a slider move replaces the entry"
+    tools.redraw_after(page, lambda: page.check('input[name="position"][value="rope"]'))
+    assert page.evaluate("history.length") == entries + 1
+    assert address(page)["step"] == [str(first)], "the new entry keeps the step"
+    slider.focus()
+    page.keyboard.press("End")
+    wait_step(page, tools, "#panel-gallery", final)
+    assert "step" not in address(page)
+
+    tools.redraw_after(page, page.go_back)
+    assert address(page)["step"] == [str(first)] and address(page)["pos"] == ["learned"]
+    assert page.is_checked('input[name="position"][value="learned"]')
+    wait_step(page, tools, "#panel-gallery", first)
+    wait_step(page, tools, "#panel-positions", first)
+    assert page.input_value("#gallery-step") == "0" and page.input_value("#sim-step") == "0"
+    assert_gallery_is(page, api(server_url, f"/api/heads?step={first}"), "en")
+    assert page.evaluate(LEARNED_MAP) == api(server_url, f"/api/positions?step={first}")["learned"]
+
+    tools.redraw_after(page, page.go_forward)
+    assert "step" not in address(page)
+    assert page.is_checked('input[name="position"][value="rope"]')
+    wait_step(page, tools, "#panel-gallery", final)
+    wait_step(page, tools, "#panel-positions", final)
+    assert_gallery_is(page, api(server_url, "/api/heads"), "en")
 
 
 def test_the_findings_say_the_api_steps_and_shares_and_follow_a_language_switch(open_page, server_url, tools,
