@@ -86,48 +86,55 @@ const ui = {
   status: $("#class-status"),
   connection: $("#class-connection"),
   held: $("#class-held"),
-  article: $("#results"),
-  share: $(".lesson-share"),
 };
 
-let steps = [];
-let role = null; // "teacher" | "student" | "over" (a student whose class ended) | "joining" (refused) | null
-let code = null;
-let token = null;
-let live = null; // the class's last state: {step, revealed, joined, answered, locked}
-let counts = null; // teacher only: {choice: students} at live.step, in its open round
-let firstCounts = null; // teacher only: round 1's {choice: students} once the class votes again
-let summary = null; // the teacher's ended class: {code, token, results} (GET /results)
-let joinTimer = null; // a refused phone's next attempt at joining
-let joinTick = null;
-let pendingJoin = null; // the refused phone's join, tried again by the timer or the button
-let joinSaid = () => ""; // the join screen's words, in the page's language at the time of asking
-let students = []; // teacher only: the roster, [{student, name, joined_at, answered}]
-let serverNow = 0; // teacher only: the server's clock when the roster was read (joined_at is the server's)
-let serverNowAt = 0; // performance.now() then: the server's clock now is read from both
-let rosterTimer = null; // the last minute's joins age without any event: the roster is drawn again
-let source = null; // the EventSource
-let reconnectTimer = null;
-let backTimer = null;
-let outage = false; // the event stream or the class store is down
-let countsBusy = false;
-let countsAgain = false;
-let moving = null; // teacher: the step asked of the server, not yet confirmed
-let lockBusy = false;
-let retryTimer = null; // student: the next attempt at the pending answer
-let retries = 0;
-let verdict = null; // the lesson's last drawn verdict, {step, outcome}: the teacher's "the model did"
+/**
+ * The class as this screen has it, in one object: the functions below change it, then render() draws the panel
+ * from it. What runs on its own (the event stream, the timers) is in room.running, so that leaving stops it all.
+ */
+const room = {
+  steps: [], // the lesson's steps, as main.js hands them over (startClassMode)
+  role: null, // "teacher" | "student" | "over" (a student whose class ended) | "joining" (refused) | null
+  code: null,
+  token: null, // the teacher's; a student's is in their seat (STUDENT_KEY)
+  live: null, // the class's last state: {step, revealed, joined, answered, locked, round}
+  counts: null, // teacher only: {choice: students} at live.step, in its open round
+  firstCounts: null, // teacher only: round 1's {choice: students} once the class votes again
+  summary: null, // the teacher's ended class: {code, token, results} (GET /results)
+  students: [], // teacher only: the roster, [{student, name, joined_at, answered}]
+  // teacher only: the server's clock when the roster was read (joined_at is the server's), and performance.now()
+  // then: the server's clock now is read from both
+  clock: { server: 0, at: 0 },
+  verdict: null, // the lesson's last drawn verdict, {step, outcome}: the teacher's "the model did"
+  outage: false, // the event stream or the class store is down
+  moving: null, // teacher: the step asked of the server, not yet confirmed
+  lockBusy: false, // teacher: the lock switch's request is out
+  countsBusy: false, // teacher: a read of the counts is out; countsAgain: read them again when it is back
+  countsAgain: false,
+  retries: 0, // student: the pending answer's attempts so far
+  pendingJoin: null, // the refused phone's join, tried again by the timer or the button
+  joinSaid: () => "", // the join screen's words, in the page's language at the time of asking
+  running: {
+    stream: null, // the EventSource
+    reconnect: null, // the stream's next attempt, after the server gave up on it
+    back: null, // "back" goes off the screen
+    join: null, // a refused phone's next attempt at joining, and the second counting down to it
+    joinTick: null,
+    roster: null, // the last minute's joins age without any event: the roster is drawn again
+    retry: null, // student: the next attempt at the pending answer
+  },
+};
 
 /** The class as the lesson controller sees it: who this screen is, and the class's record of its steps. */
-const room = {
+const forLesson = {
   get role() {
-    return role;
+    return room.role;
   },
   get code() {
-    return code;
+    return room.code;
   },
-  revealed: (n) => Boolean(live && live.step === n && live.revealed),
-  answer: (n) => (role === "student" ? pendingFor(n)?.choice ?? myAnswer(n) : null),
+  revealed: (n) => Boolean(room.live && room.live.step === n && room.live.revealed),
+  answer: (n) => (room.role === "student" ? pendingFor(n)?.choice ?? myAnswer(n) : null),
 };
 
 // ---- storage -----------------------------------------------------------------------------------
@@ -164,7 +171,7 @@ function updateSeat(change) {
 // ---- the server --------------------------------------------------------------------------------
 
 /** The token a request carries: the teacher's, or this student's seat in the class. */
-const myToken = () => (role === "teacher" ? token : role === "student" ? mySaved()?.token : null);
+const myToken = () => (room.role === "teacher" ? room.token : room.role === "student" ? mySaved()?.token : null);
 
 /** A class request; a failure throws a ClassRequestError (status 0: no answer came). */
 async function call(method, path, body, bearer = myToken(), extra = {}) {
@@ -182,7 +189,7 @@ async function call(method, path, body, bearer = myToken(), extra = {}) {
   if (!response.ok) throw await responseError(response);
   // An answer after an outage: the server and its store are back (a student's stream says nothing until
   // the next step, and a retry that failed just before may have said "reconnecting…" again).
-  if (outage) setConnection("back");
+  if (room.outage) setConnection("back");
   return response.json().catch(() => ({}));
 }
 
@@ -206,15 +213,15 @@ function failed(error, lead = null) {
     setConnection("reconnecting");
     say(error, undefined, lead);
     // Not in a class: no event stream will say "back", so the pill goes once the server's wait is over.
-    if (role === null) {
-      backTimer = setTimeout(() => {
-        outage = false;
+    if (room.role === null) {
+      room.running.back = setTimeout(() => {
+        room.outage = false;
         setConnection(null);
       }, 1000 * (error.retryAfter ?? 5));
     }
   } else if (error?.type === "student_removed") {
     over("class_removed");
-  } else if (error?.status === 404 && role === "student") {
+  } else if (error?.status === 404 && room.role === "student") {
     over("class_gone");
   } else if (error?.status === 404) {
     leave("class_gone");
@@ -227,15 +234,15 @@ function failed(error, lead = null) {
 /** "reconnecting…" while the stream or the store is down, "back" for a while once it returns. */
 function setConnection(state) {
   if (state === "reconnecting") {
-    outage = true;
-    clearTimeout(backTimer);
+    room.outage = true;
+    clearTimeout(room.running.back);
   } else if (state === "back") {
-    if (!outage) return;
-    outage = false;
-    clearTimeout(backTimer);
-    backTimer = setTimeout(() => setConnection(null), BACK_MS);
+    if (!room.outage) return;
+    room.outage = false;
+    clearTimeout(room.running.back);
+    room.running.back = setTimeout(() => setConnection(null), BACK_MS);
     if (ui.status.dataset.key === "class_store_down" || ui.status.dataset.key === "class_error") say(null);
-    if (role === "student" && myPending()) attemptAnswer(); // no need to wait for the next retry
+    if (room.role === "student" && myPending()) attemptAnswer(); // no need to wait for the next retry
   }
   ui.connection.dataset.classConnection = state ?? "";
   ui.connection.textContent = state ? tr(`class_${state}`) : "";
@@ -244,7 +251,7 @@ function setConnection(state) {
 
 // ---- the lesson page ---------------------------------------------------------------------------
 
-const stepOf = (n) => steps[n - 1];
+const stepOf = (n) => room.steps[n - 1];
 
 function label(step, choice) {
   if (step.kind === "ex2") return orderLabel(choice, "heads");
@@ -254,10 +261,10 @@ function label(step, choice) {
 
 /** Make this page show the class's step, hidden or revealed as the class has it. */
 function follow(before = null) {
-  const n = live.step;
+  const n = room.live.step;
   const asked = Boolean(stepOf(n).choices);
-  const again = before?.step === n && (before?.round ?? 1) < (live.round ?? 1);
-  if (again && role === "student" && !live.revealed) {
+  const again = before?.step === n && (before?.round ?? 1) < (room.live.round ?? 1);
+  if (again && room.role === "student" && !room.live.revealed) {
     // The teacher asked the class to vote again: this phone's first vote is closed, its question opens again.
     updateSeat((seat) => {
       delete seat.answers[n];
@@ -267,38 +274,38 @@ function follow(before = null) {
   }
   if (lesson.step !== n) lesson.goTo(n, { from: "class", focus: false });
   // The same step, opened again by the teacher after its reveal: the question comes back.
-  else if (asked && !live.revealed && lesson.revealed) lesson.goTo(n, { from: "class", focus: false, again: true });
-  if (asked && live.revealed) lesson.reveal({ from: "class" });
+  else if (asked && !room.live.revealed && lesson.revealed) lesson.goTo(n, { from: "class", focus: false, again: true });
+  if (asked && room.live.revealed) lesson.reveal({ from: "class" });
 }
 
 // ---- what the panel shows ----------------------------------------------------------------------
 
 function render() {
-  show(ui.idle, role === null);
-  show(ui.teacher, role === "teacher");
-  show(ui.student, role === "student");
-  show(ui.over, role === "over" || role === "joining");
-  show(ui.alone, role === "over" || role === "joining");
-  show(ui.summary, summary !== null);
+  show(ui.idle, room.role === null);
+  show(ui.teacher, room.role === "teacher");
+  show(ui.student, room.role === "student");
+  show(ui.over, room.role === "over" || room.role === "joining");
+  show(ui.alone, room.role === "over" || room.role === "joining");
+  show(ui.summary, room.summary !== null);
   // The projector's layout (class.css); the student's end screen, a refused phone's join screen and the
   // teacher's summary hide the lesson behind them, on the first screen.
-  document.body.classList.toggle("is-class-teacher", role === "teacher");
-  document.body.classList.toggle("is-class-over", role === "over" || role === "joining" || summary !== null);
+  document.body.classList.toggle("is-class-teacher", room.role === "teacher");
+  document.body.classList.toggle("is-class-over", room.role === "over" || room.role === "joining" || room.summary !== null);
   // A student's page follows the teacher: no navigation of its own, no step QR code; where the step
   // buttons were, the page says why they are gone. After the end, nothing of the teacher's comes back.
-  lesson.navigation(role !== "student" && role !== "over" && role !== "joining");
-  show(ui.share, role === null);
-  show(ui.held, role === "student");
-  if (role === "student") ui.held.textContent = tr("class_nav_held", { code });
-  if (role === "teacher") renderTeacher();
-  if (role === "student") renderStudent();
-  if (summary) renderSummary();
+  lesson.navigation(room.role !== "student" && room.role !== "over" && room.role !== "joining");
+  lesson.sharing(room.role === null);
+  show(ui.held, room.role === "student");
+  if (room.role === "student") ui.held.textContent = tr("class_nav_held", { code: room.code });
+  if (room.role === "teacher") renderTeacher();
+  if (room.role === "student") renderStudent();
+  if (room.summary) renderSummary();
 }
 
 /** The join links: the one a phone can open first (it is the QR code's); a warning when there is none. */
 function renderLinks() {
   const made = read(localStorage, TEACHER_KEY) ?? {};
-  const fallback = new URL(`/lesson?class=${code}`, location.href).href;
+  const fallback = new URL(`/lesson?class=${room.code}`, location.href).href;
   const phones = Array.isArray(made.join_urls) ? made.join_urls : [];
   const first = phones[0] ?? made.join_url ?? fallback;
   ui.link.href = first;
@@ -313,37 +320,37 @@ function renderLinks() {
 }
 
 function renderTeacher() {
-  ui.code.textContent = code;
+  ui.code.textContent = room.code;
   renderLinks();
   // With the stream key, as the event stream: the QR code shows even while the network is slowed for
   // unknown codes (an <img> sends no token).
   const key = read(localStorage, TEACHER_KEY)?.teacher_stream;
-  const qr = `/classes/${code}/qr.svg${key ? `?teacher=${encodeURIComponent(key)}` : ""}`;
+  const qr = `/classes/${room.code}/qr.svg${key ? `?teacher=${encodeURIComponent(key)}` : ""}`;
   if (!ui.qr.src.endsWith(qr)) ui.qr.src = qr;
-  if (!live) return;
-  const step = stepOf(live.step);
-  ui.counts.textContent = tr("class_counts", { joined: live.joined, answered: live.answered });
+  if (!room.live) return;
+  const step = stepOf(room.live.step);
+  ui.counts.textContent = tr("class_counts", { joined: room.live.joined, answered: room.live.answered });
   renderRoster();
-  ui.panel.dataset.joined = String(live.joined);
-  ui.panel.dataset.answered = String(live.answered);
-  ui.panel.dataset.step = String(live.step);
-  ui.panel.dataset.revealed = String(live.revealed);
-  ui.panel.dataset.locked = String(Boolean(live.locked));
-  if (!lockBusy) ui.lock.checked = Boolean(live.locked);
+  ui.panel.dataset.joined = String(room.live.joined);
+  ui.panel.dataset.answered = String(room.live.answered);
+  ui.panel.dataset.step = String(room.live.step);
+  ui.panel.dataset.revealed = String(room.live.revealed);
+  ui.panel.dataset.locked = String(Boolean(room.live.locked));
+  if (!room.lockBusy) ui.lock.checked = Boolean(room.live.locked);
   const asked = Boolean(step.choices);
-  ui.reveal.disabled = !asked || live.revealed;
-  const round = live.round ?? 1;
-  show(ui.again, asked && !live.revealed && round < 2);
+  ui.reveal.disabled = !asked || room.live.revealed;
+  const round = room.live.round ?? 1;
+  show(ui.again, asked && !room.live.revealed && round < 2);
   ui.panel.dataset.round = String(round);
   clear(ui.spread);
-  show(ui.spread, asked && counts !== null);
-  if (asked && counts) {
+  show(ui.spread, asked && room.counts !== null);
+  if (asked && room.counts) {
     // Both rounds side by side once the class voted again: round 1's count, then round 2's with its bar.
-    const first = round > 1 ? firstCounts : null;
-    const most = Math.max(1, ...Object.values(counts), ...Object.values(first ?? {}));
+    const first = round > 1 ? room.firstCounts : null;
+    const most = Math.max(1, ...Object.values(room.counts), ...Object.values(first ?? {}));
     if (first) ui.spread.append(el("li", { className: "lesson-class__rounds", text: tr("class_rounds") }));
     for (const choice of step.choices) {
-      const n = counts[choice] ?? 0;
+      const n = room.counts[choice] ?? 0;
       const bar = el("span", { className: "lesson-class__bar" });
       bar.style.width = `${(100 * n) / most}%`;
       const was = first ? first[choice] ?? 0 : null;
@@ -359,16 +366,16 @@ function renderTeacher() {
 }
 
 /** Who joined, newest last; the joins of the last minute counted apart, so a flood shows at a glance. */
-const serverClock = () => serverNow + (performance.now() - serverNowAt) / 1000;
+const serverClock = () => room.clock.server + (performance.now() - room.clock.at) / 1000;
 
 function renderRoster() {
   const now = serverClock();
-  const recent = students.filter((s) => now - s.joined_at <= RECENT_SECONDS).length;
+  const recent = room.students.filter((s) => now - s.joined_at <= RECENT_SECONDS).length;
   ui.recent.dataset.classRecent = String(recent);
   ui.recent.textContent = recent ? tr("class_recent", { n: recent }) : "";
   ui.removeRecent.textContent = tr("class_remove_recent", { n: recent });
   show(ui.removeRecent, recent > 0);
-  const rows = students.map((s) => el("li", { dataset: { student: s.student, answered: String(s.answered) } }, [
+  const rows = room.students.map((s) => el("li", { dataset: { student: s.student, answered: String(s.answered) } }, [
     el("span", { className: "lesson-class__name", text: s.name }),
     el("button", {
       type: "button", className: "lesson-class__remove", text: "×",
@@ -381,42 +388,42 @@ function renderRoster() {
 
 /** After the reveal: the class's most chosen answer next to what the model did (the lesson's verdict). */
 function renderSaid(step) {
-  const outcome = verdict?.step === live.step ? verdict.outcome : undefined;
-  const ready = live.revealed && step.choices && counts && outcome !== undefined && lesson.step === live.step;
+  const outcome = room.verdict?.step === room.live.step ? room.verdict.outcome : undefined;
+  const ready = room.live.revealed && step.choices && room.counts && outcome !== undefined && lesson.step === room.live.step;
   show(ui.said, Boolean(ready));
   if (!ready) {
     ui.said.textContent = "";
     return;
   }
-  const total = Object.values(counts).reduce((s, n) => s + n, 0);
-  const top = step.choices.reduce((best, c) => ((counts[c] ?? 0) > (counts[best] ?? 0) ? c : best), step.choices[0]);
-  const said = total ? tr("class_said", { choice: label(step, top), n: counts[top], total }) : tr("class_said_none");
+  const total = Object.values(room.counts).reduce((s, n) => s + n, 0);
+  const top = step.choices.reduce((best, c) => ((room.counts[c] ?? 0) > (room.counts[best] ?? 0) ? c : best), step.choices[0]);
+  const said = total ? tr("class_said", { choice: label(step, top), n: room.counts[top], total }) : tr("class_said_none");
   const did = outcome ? tr("class_model_did", { outcome: label(step, outcome) }) : tr("class_model_open");
   ui.said.textContent = sentences([said, did]);
 }
 
 function renderStudent() {
-  ui.following.textContent = tr("class_following", { code });
+  ui.following.textContent = tr("class_following", { code: room.code });
   const name = mySaved()?.name;
   ui.me.textContent = name ? tr("class_me", { name }) : "";
-  ui.panel.dataset.step = String(live?.step ?? "");
-  ui.panel.dataset.revealed = String(live?.revealed ?? "");
-  if (!live) return;
-  const step = stepOf(live.step);
-  const mine = myAnswer(live.step);
-  const pending = pendingFor(live.step);
+  ui.panel.dataset.step = String(room.live?.step ?? "");
+  ui.panel.dataset.revealed = String(room.live?.revealed ?? "");
+  if (!room.live) return;
+  const step = stepOf(room.live.step);
+  const mine = myAnswer(room.live.step);
+  const pending = pendingFor(room.live.step);
   ui.panel.dataset.mine = mine ?? "";
   // "pending": sent, not yet acknowledged (retried); "received": the server has it.
   ui.panel.dataset.sent = pending ? "pending" : mine ? "received" : "";
   if (!step.choices) ui.mine.textContent = tr("class_no_question");
   else if (pending) ui.mine.textContent = tr("class_mine_pending", { choice: label(step, pending.choice) });
-  else if (mine && live.revealed) ui.mine.textContent = tr("class_mine_final", { choice: label(step, mine) });
+  else if (mine && room.live.revealed) ui.mine.textContent = tr("class_mine_final", { choice: label(step, mine) });
   else if (mine) ui.mine.textContent = tr("class_mine", { choice: label(step, mine) });
-  else if (live.revealed) ui.mine.textContent = tr("class_mine_late");
-  else if ((live.round ?? 1) > 1) ui.mine.textContent = tr("class_again_student");
+  else if (room.live.revealed) ui.mine.textContent = tr("class_mine_late");
+  else if ((room.live.round ?? 1) > 1) ui.mine.textContent = tr("class_again_student");
   else ui.mine.textContent = tr("class_mine_none");
   // Also under the question's button, where the student looks after sending (the panel may be a screen away).
-  if (step.choices && lesson.step === live.step) lesson.hint(ui.mine.textContent);
+  if (step.choices && lesson.step === room.live.step) lesson.hint(ui.mine.textContent);
 }
 
 // ---- events ------------------------------------------------------------------------------------
@@ -429,30 +436,30 @@ function onState(data) {
   if (data.ended || data.lost) {
     // Lost: gone without the teacher's end (a class store emptied by a restart). The teacher can start again.
     const reason = data.lost ? "class_lost" : "class_ended";
-    if (role === "student") over(reason);
-    else if (data.ended && role === "teacher") finish(code, token);
+    if (room.role === "student") over(reason);
+    else if (data.ended && room.role === "teacher") finish(room.code, room.token);
     else {
       leave(reason);
       ui.status.scrollIntoView({ block: "nearest" }); // on the first screen, beside "Start a class"
     }
     return;
   }
-  const before = live;
+  const before = room.live;
   const moved = before?.step !== data.step || before?.revealed !== data.revealed || before?.round !== data.round;
-  live = data;
+  room.live = data;
   if (moved) follow(before);
-  if (role === "teacher") refreshCounts();
+  if (room.role === "teacher") refreshCounts();
   render();
 }
 
 function connect() {
-  source?.close();
-  clearTimeout(reconnectTimer);
+  room.running.stream?.close();
+  clearTimeout(room.running.reconnect);
   // The stream's credential: it is never refused for unknown codes others sent from this network.
-  const key = role === "student" ? mySaved()?.student : read(localStorage, TEACHER_KEY)?.teacher_stream;
-  const query = key ? `?${role === "student" ? "student" : "teacher"}=${encodeURIComponent(key)}` : "";
-  const stream = new EventSource(`/api/classes/${code}/events${query}`);
-  source = stream;
+  const key = room.role === "student" ? mySaved()?.student : read(localStorage, TEACHER_KEY)?.teacher_stream;
+  const query = key ? `?${room.role === "student" ? "student" : "teacher"}=${encodeURIComponent(key)}` : "";
+  const stream = new EventSource(`/api/classes/${room.code}/events${query}`);
+  room.running.stream = stream;
   stream.addEventListener("message", (event) => {
     setConnection("back");
     onState(JSON.parse(event.data));
@@ -461,15 +468,15 @@ function connect() {
   stream.addEventListener("outage", () => setConnection("reconnecting"));
   stream.addEventListener("back", () => setConnection("back"));
   stream.addEventListener("error", () => {
-    if (source !== stream) return;
+    if (room.running.stream !== stream) return;
     setConnection("reconnecting");
     // EventSource tries again by itself after a dropped line; it gives up on an error status (a 503 while
     // the store is down), and then the page asks whether the class is still there, and tries again.
     if (stream.readyState === EventSource.CLOSED) {
-      reconnectTimer = setTimeout(() => {
-        call("GET", `/${code}`).then(connect, (error) => {
+      room.running.reconnect = setTimeout(() => {
+        call("GET", `/${room.code}`).then(connect, (error) => {
           if (error.status === 404) failed(error);
-          else if (source === stream) stream.dispatchEvent(new Event("error"));
+          else if (room.running.stream === stream) stream.dispatchEvent(new Event("error"));
         });
       }, RETRY_MS[1]);
     }
@@ -478,25 +485,25 @@ function connect() {
 
 /** The teacher's counts, read again after each event; at most one request out at a time. */
 function refreshCounts() {
-  if (countsBusy) {
-    countsAgain = true;
+  if (room.countsBusy) {
+    room.countsAgain = true;
     return;
   }
-  countsBusy = true;
-  call("GET", `/${code}`)
+  room.countsBusy = true;
+  call("GET", `/${room.code}`)
     .then((view) => {
-      live = { ...live, ...view };
-      counts = view.counts ?? null;
+      room.live = { ...room.live, ...view };
+      room.counts = view.counts ?? null;
       if ((view.round ?? 1) > 1) readFirstRound(view.step);
-      else firstCounts = null;
-      students = view.students ?? [];
-      if (view.now) [serverNow, serverNowAt] = [view.now, performance.now()];
+      else room.firstCounts = null;
+      room.students = view.students ?? [];
+      if (view.now) [room.clock.server, room.clock.at] = [view.now, performance.now()];
       render();
     }, failed)
     .finally(() => {
-      countsBusy = false;
-      if (countsAgain) {
-        countsAgain = false;
+      room.countsBusy = false;
+      if (room.countsAgain) {
+        room.countsAgain = false;
         refreshCounts();
       }
     });
@@ -504,10 +511,10 @@ function refreshCounts() {
 
 /** Round 1's counts of the step, from the class's results (the class state carries the open round's only). */
 function readFirstRound(n) {
-  call("GET", `/${code}/results`).then((results) => {
+  call("GET", `/${room.code}/results`).then((results) => {
     const step = results.steps.find((s) => s.step === n);
-    if (role !== "teacher" || live?.step !== n || !step) return;
-    firstCounts = step.rounds[0]?.counts ?? null;
+    if (room.role !== "teacher" || room.live?.step !== n || !step) return;
+    room.firstCounts = step.rounds[0]?.counts ?? null;
     render();
   }, () => {}); // the counts of round 2 still show; the next event asks again
 }
@@ -516,10 +523,10 @@ function readFirstRound(n) {
 async function voteAgain() {
   ui.again.disabled = true;
   try {
-    const { round } = await call("POST", `/${code}/again`);
-    firstCounts = counts;
-    live = { ...live, round, answered: 0 };
-    counts = null;
+    const { round } = await call("POST", `/${room.code}/again`);
+    room.firstCounts = room.counts;
+    room.live = { ...room.live, round, answered: 0 };
+    room.counts = null;
     refreshCounts();
   } catch (error) {
     failed(error, tr("class_again_failed"));
@@ -530,11 +537,11 @@ async function voteAgain() {
 
 /** The teacher ended the class (here, or on another of their screens): its summary, then the panel of no class. */
 async function finish(endedCode, endedToken) {
-  if (summary?.code === endedCode) return;
-  summary = { code: endedCode, token: endedToken, results: null };
+  if (room.summary?.code === endedCode) return;
+  room.summary = { code: endedCode, token: endedToken, results: null };
   leave(null);
   try {
-    summary.results = await call("GET", `/${endedCode}/results?lang=${document.documentElement.lang || "en"}`,
+    room.summary.results = await call("GET", `/${endedCode}/results?lang=${document.documentElement.lang || "en"}`,
       undefined, endedToken);
   } catch (error) {
     say(error, undefined, tr("class_summary_failed"));
@@ -545,8 +552,8 @@ async function finish(endedCode, endedToken) {
 }
 
 function renderSummary() {
-  ui.summaryTitle.textContent = tr("class_summary_title", { code: summary.code });
-  const steps = (summary.results?.steps ?? []).filter((s) => s.accepted !== null || s.rounds.some((r) => r.answered));
+  ui.summaryTitle.textContent = tr("class_summary_title", { code: room.summary.code });
+  const steps = (room.summary.results?.steps ?? []).filter((s) => s.accepted !== null || s.rounds.some((r) => r.answered));
   const rows = steps.map((s) => el("li", { dataset: { step: String(s.step) } }, [
     el("strong", { text: tr("class_summary_step", { n: s.step }) }), " ", tr(`${s.id}_title`),
     el("ul", {}, s.rounds.map((r) => el("li", {
@@ -556,20 +563,20 @@ function renderSummary() {
           share: r.answered ? Math.round((100 * r.right) / r.answered) : 0 }),
     }))),
   ]));
-  if (summary.results && !rows.length) rows.push(el("li", { text: tr("class_summary_none") }));
+  if (room.summary.results && !rows.length) rows.push(el("li", { text: tr("class_summary_none") }));
   ui.summarySteps.replaceChildren(...rows);
-  ui.download.disabled = !summary.results;
+  ui.download.disabled = !room.summary.results;
 }
 
 /** The CSV with the teacher's token (a link sends none): fetched, then saved under the server's file name. */
 async function downloadResults() {
   const lang = document.documentElement.lang || "en";
   try {
-    const response = await fetch(`/api/classes/${summary.code}/results.csv?lang=${lang}`,
-      { headers: { Authorization: `Bearer ${summary.token}` } });
+    const response = await fetch(`/api/classes/${room.summary.code}/results.csv?lang=${lang}`,
+      { headers: { Authorization: `Bearer ${room.summary.token}` } });
     if (!response.ok) throw await responseError(response);
     const link = el("a", { attrs: { href: URL.createObjectURL(await response.blob()),
-      download: `class-${summary.code}-results.csv` } });
+      download: `class-${room.summary.code}-results.csv` } });
     document.body.append(link);
     link.click();
     link.remove();
@@ -590,9 +597,9 @@ async function startClass() {
       code: made.code, token: made.teacher_token, join_url: made.join_url, join_urls: made.join_urls,
       teacher_stream: made.teacher_stream, loopback: made.loopback,
     });
-    [role, code, token] = ["teacher", made.code, made.teacher_token];
+    [room.role, room.code, room.token] = ["teacher", made.code, made.teacher_token];
     // The class starts on the step on the teacher's screen, before any event can move the screen to step 1.
-    if (lesson.step !== 1) await call("POST", `/${code}/step`, { step: lesson.step });
+    if (lesson.step !== 1) await call("POST", `/${room.code}/step`, { step: lesson.step });
     show(ui.keyForm, false);
     begin("teacher", made.code, made.teacher_token);
     window.scrollTo(0, 0); // the projector shows the class from the top: code, QR code, question
@@ -601,7 +608,7 @@ async function startClass() {
       show(ui.keyForm, true);
       ui.keyInput.focus();
     }
-    role = null;
+    room.role = null;
     failed(error);
     ui.status.scrollIntoView({ block: "nearest" }); // on the first screen, wherever the panel sits
   } finally {
@@ -631,20 +638,20 @@ async function join(joinCode, missing = "class_gone", name = "") {
   try {
     joined = await call("POST", `/${joinCode}/join`, !seat && name ? { name } : undefined, seat?.token);
   } catch (error) {
-    if (role !== "joining" || code !== joinCode) return; // the student went on alone meanwhile
+    if (room.role !== "joining" || room.code !== joinCode) return; // the student went on alone meanwhile
     if (error.type === "student_removed") {
-      code = joinCode;
+      room.code = joinCode;
       over("class_removed");
     } else if (error.status === 404 && seat) {
       // This browser was in the class and it is gone (ended or expired while away): its end screen.
-      code = joinCode;
+      room.code = joinCode;
       over("class_gone");
     } else {
       refused(joinCode, error, missing, name);
     }
     return;
   }
-  if (role !== "joining" || code !== joinCode) return;
+  if (room.role !== "joining" || room.code !== joinCode) return;
   stopJoining();
   const own = joined.student_token === seat?.token;
   const answers = { ...(own ? seat.answers : {}), ...joined.answers };
@@ -657,10 +664,10 @@ async function join(joinCode, missing = "class_gone", name = "") {
 /** While the join is asked (a store that does not answer takes seconds): the join screen says so. */
 function joining(joinCode) {
   stopJoining();
-  role = "joining";
-  code = joinCode;
-  joinSaid = () => tr("class_joining", { code: joinCode });
-  ui.overText.textContent = joinSaid();
+  room.role = "joining";
+  room.code = joinCode;
+  room.joinSaid = () => tr("class_joining", { code: joinCode });
+  ui.overText.textContent = room.joinSaid();
   delete ui.over.dataset.refused;
   show(ui.retry, false);
   show(ui.retryText, false);
@@ -675,27 +682,27 @@ function joining(joinCode) {
  */
 function refused(joinCode, error, missing, name) {
   stopJoining();
-  role = "joining";
-  code = joinCode;
+  room.role = "joining";
+  room.code = joinCode;
   const words = error.status === 404 ? { key: missing, vars: {} } : wording(error);
-  joinSaid = () => sentences([tr("class_join_refused", { code: joinCode }), tr(words.key, words.vars)]);
-  ui.overText.textContent = joinSaid();
+  room.joinSaid = () => sentences([tr("class_join_refused", { code: joinCode }), tr(words.key, words.vars)]);
+  ui.overText.textContent = room.joinSaid();
   ui.over.dataset.refused = String(error.status);
   const soon = error.status === 429 || isOutage(error) || error.status >= 500;
   const seat = error.type === "class_locked" || error.type === "class_full";
   const waits = soon || seat;
   show(ui.retry, seat || (!waits && error.status !== 404));
   show(ui.retryText, waits);
-  pendingJoin = () => join(joinCode, missing, name);
+  room.pendingJoin = () => join(joinCode, missing, name);
   if (waits) {
     let left = seat ? SEAT_RETRY_SECONDS : Math.max(1, error.retryAfter ?? RETRY_MS[2] / 1000);
     const tick = () => { ui.retryText.textContent = tr("class_join_retrying", { seconds: left }); };
     tick();
-    joinTick = setInterval(() => {
+    room.running.joinTick = setInterval(() => {
       left = Math.max(0, left - 1);
       tick();
     }, 1000);
-    joinTimer = setTimeout(retryJoin, 1000 * left);
+    room.running.join = setTimeout(retryJoin, 1000 * left);
   }
   render();
   window.scrollTo(0, 0);
@@ -703,50 +710,50 @@ function refused(joinCode, error, missing, name) {
 
 function retryJoin() {
   stopJoining();
-  pendingJoin?.();
+  room.pendingJoin?.();
 }
 
 function stopJoining() {
-  clearTimeout(joinTimer);
-  clearInterval(joinTick);
-  joinTimer = joinTick = null;
+  clearTimeout(room.running.join);
+  clearInterval(room.running.joinTick);
+  room.running.join = room.running.joinTick = null;
 }
 
 function begin(asRole, classCode, teacherToken) {
-  role = asRole;
-  code = classCode;
-  token = teacherToken;
-  live = null;
-  counts = null;
-  firstCounts = null;
-  students = [];
+  room.role = asRole;
+  room.code = classCode;
+  room.token = teacherToken;
+  room.live = null;
+  room.counts = null;
+  room.firstCounts = null;
+  room.students = [];
   say(null);
   render();
-  lesson.joinClass(room);
+  lesson.joinClass(forLesson);
   connect();
-  clearInterval(rosterTimer);
-  if (asRole === "teacher") rosterTimer = setInterval(() => { if (role === "teacher") renderRoster(); }, 5000);
+  clearInterval(room.running.roster);
+  if (asRole === "teacher") room.running.roster = setInterval(() => { if (room.role === "teacher") renderRoster(); }, 5000);
 }
 
 function stopListening() {
   stopJoining();
-  clearInterval(rosterTimer);
-  source?.close();
-  source = null;
-  clearTimeout(reconnectTimer);
-  clearTimeout(retryTimer);
-  if (outage) setConnection(null);
-  outage = false;
+  clearInterval(room.running.roster);
+  room.running.stream?.close();
+  room.running.stream = null;
+  clearTimeout(room.running.reconnect);
+  clearTimeout(room.running.retry);
+  if (room.outage) setConnection(null);
+  room.outage = false;
 }
 
 function leave(messageKey) {
   stopListening();
-  if (role === "teacher") write(localStorage, TEACHER_KEY, null);
-  if (role === "student" || role === "over") write(localStorage, STUDENT_KEY, null);
-  role = null;
-  code = null;
-  token = null;
-  live = null;
+  if (room.role === "teacher") write(localStorage, TEACHER_KEY, null);
+  if (room.role === "student" || room.role === "over") write(localStorage, STUDENT_KEY, null);
+  room.role = null;
+  room.code = null;
+  room.token = null;
+  room.live = null;
   lesson.leaveClass();
   render();
   say(messageKey);
@@ -758,13 +765,13 @@ const overKey = (reason) => ({ class_gone: "class_over_gone", class_removed: "cl
 /** A student's class is over: the end screen, kept in this browser so that a reload shows it again. */
 function over(messageKey) {
   stopListening();
-  write(localStorage, STUDENT_KEY, { code, ended: true, reason: messageKey });
-  role = "over";
-  live = null;
+  write(localStorage, STUDENT_KEY, { code: room.code, ended: true, reason: messageKey });
+  room.role = "over";
+  room.live = null;
   show(ui.retry, false);
   show(ui.retryText, false);
   lesson.leaveClass();
-  ui.overText.textContent = tr(overKey(messageKey), { code });
+  ui.overText.textContent = tr(overKey(messageKey), { code: room.code });
   render();
   say(null);
   window.scrollTo(0, 0);
@@ -773,33 +780,33 @@ function over(messageKey) {
 /** A student's answer is kept as pending, then sent until the server acknowledges it. */
 function sendAnswer(n, choice) {
   updateSeat((seat) => { seat.pending = { step: n, choice }; });
-  retries = 0;
+  room.retries = 0;
   say(null);
   render();
   attemptAnswer();
 }
 
 function attemptAnswer() {
-  clearTimeout(retryTimer);
+  clearTimeout(room.running.retry);
   const pending = myPending();
-  if (!pending || role !== "student") return;
+  if (!pending || room.role !== "student") return;
   const { step: n, choice } = pending;
   const settle = () => updateSeat((seat) => {
     if (seat.pending?.step === n && seat.pending?.choice === choice) seat.pending = null;
   });
-  call("POST", `/${code}/answers`, { step: n, choice })
+  call("POST", `/${room.code}/answers`, { step: n, choice })
     .then(() => {
       settle();
       updateSeat((seat) => { seat.answers[n] = choice; });
-      retries = 0;
+      room.retries = 0;
       render();
     }, (error) => {
       if (isOutage(error) || error.status >= 500 || error.status === 429) {
         // Not received: the same answer again later (the server counts a repeat once). The hint says so.
         if (isOutage(error)) setConnection("reconnecting");
-        const wait = Math.max(RETRY_MS[Math.min(retries, RETRY_MS.length - 1)], 1000 * (error.retryAfter ?? 0));
-        retries += 1;
-        retryTimer = setTimeout(attemptAnswer, wait);
+        const wait = Math.max(RETRY_MS[Math.min(room.retries, RETRY_MS.length - 1)], 1000 * (error.retryAfter ?? 0));
+        room.retries += 1;
+        room.running.retry = setTimeout(attemptAnswer, wait);
         render();
         return;
       }
@@ -818,47 +825,47 @@ function attemptAnswer() {
 async function revealClass() {
   try {
     // The server judges the setup on the teacher's screen: the choices it accepts go into the class's results.
-    await call("POST", `/${code}/reveal`, lesson.step === live.step ? lesson.setup : {});
+    await call("POST", `/${room.code}/reveal`, lesson.step === room.live.step ? lesson.setup : {});
   } catch (error) {
     failed(error, tr("class_reveal_failed"));
     return;
   }
-  live = { ...live, revealed: true };
-  if (lesson.step === live.step) lesson.reveal({ from: "class" });
+  room.live = { ...room.live, revealed: true };
+  if (lesson.step === room.live.step) lesson.reveal({ from: "class" });
   render();
 }
 
 /** The teacher's move: asked of the server first; the screen moves once it confirms, or says why not. */
 async function moveClass(n) {
-  if (moving !== null) return;
-  moving = n;
+  if (room.moving !== null) return;
+  room.moving = n;
   ui.panel.dataset.moving = String(n);
   try {
-    await call("POST", `/${code}/step`, { step: n });
+    await call("POST", `/${room.code}/step`, { step: n });
   } catch (error) {
     failed(error, tr("class_move_failed", { n }));
     ui.status.dataset.lead = "move";
     return;
   } finally {
-    moving = null;
+    room.moving = null;
     delete ui.panel.dataset.moving;
   }
-  if (role !== "teacher") return;
+  if (room.role !== "teacher") return;
   if (ui.status.dataset.lead === "move") say(null); // an earlier failed move is no longer true
-  if (live?.step !== n) {
-    live = { ...live, step: n, revealed: false, answered: 0 };
-    counts = null;
+  if (room.live?.step !== n) {
+    room.live = { ...room.live, step: n, revealed: false, answered: 0 };
+    room.counts = null;
   }
   lesson.goTo(n, { from: "class", focus: true });
   // The projector opens the new step at its title and question, however far the last reveal scrolled it.
-  ui.article.scrollIntoView({ block: "start" });
+  lesson.toTop();
   refreshCounts();
 }
 
 /** The teacher removes one student ({student}) or everyone who joined after a moment ({joined_after}). */
 async function removeStudents(which) {
   try {
-    await call("POST", `/${code}/remove`, which);
+    await call("POST", `/${room.code}/remove`, which);
   } catch (error) {
     failed(error, tr("class_remove_failed"));
     return;
@@ -868,19 +875,19 @@ async function removeStudents(which) {
 
 /** The teacher's switch: close joining, or open it again; the switch shows what the server holds. */
 async function setLock(locked) {
-  lockBusy = true;
+  room.lockBusy = true;
   ui.lock.disabled = true;
   try {
-    await call("POST", `/${code}/${locked ? "lock" : "unlock"}`);
-    live = { ...live, locked };
+    await call("POST", `/${room.code}/${locked ? "lock" : "unlock"}`);
+    room.live = { ...room.live, locked };
     say(null);
   } catch (error) {
     failed(error);
   } finally {
-    lockBusy = false;
+    room.lockBusy = false;
     ui.lock.disabled = false;
     render();
-    if (!live) ui.lock.checked = !locked;
+    if (!room.live) ui.lock.checked = !locked;
   }
 }
 
@@ -890,47 +897,47 @@ async function setLock(locked) {
  */
 function onMove(event) {
   const { step: n, from } = event.detail;
-  if (from === "class" || role === null) return;
+  if (from === "class" || room.role === null) return;
   event.preventDefault();
-  if (role === "teacher") {
+  if (room.role === "teacher") {
     moveClass(n);
     return;
   }
-  if (role !== "student") return; // the end screen: nothing moves behind it
+  if (room.role !== "student") return; // the end screen: nothing moves behind it
   ui.held.dataset.refused = String(Number(ui.held.dataset.refused ?? 0) + 1);
   ui.held.textContent = "";
-  ui.held.textContent = tr("class_nav_held", { code }); // written again, so a screen reader says it again
+  ui.held.textContent = tr("class_nav_held", { code: room.code }); // written again, so a screen reader says it again
   ui.held.scrollIntoView({ block: "nearest" });
 }
 
 /** The controller's "step": the page drew a step again; its hint and the panel's step follow. */
 function onStep() {
-  if (role === "teacher" || role === "student") {
-    if (live) render();
+  if (room.role === "teacher" || room.role === "student") {
+    if (room.live) render();
   }
 }
 
 /** The controller's "commit": in a class, an answer to the class's question is the class's. */
 function onCommit(event) {
   const { step: n, answer } = event.detail;
-  if (role !== "teacher" && role !== "student") return;
+  if (room.role !== "teacher" && room.role !== "student") return;
   if (!stepOf(n).choices) return; // the self-test and the summary stay the student's own
   event.preventDefault();
-  if (role === "student") sendAnswer(n, answer.choice);
+  if (room.role === "student") sendAnswer(n, answer.choice);
   else lesson.reveal(); // the teacher locks in no answer: their button is the class's reveal
 }
 
 /** The controller's "reveal": on the teacher's screen every reveal is the class's; on a student's, the teacher's. */
 function onReveal(event) {
   const { step: n, from } = event.detail;
-  if ((role !== "teacher" && role !== "student") || from === "class" || !stepOf(n).choices) return;
+  if ((room.role !== "teacher" && room.role !== "student") || from === "class" || !stepOf(n).choices) return;
   event.preventDefault();
-  if (role === "teacher" && live && !live.revealed) revealClass();
-  else if (role === "student") lesson.hint(tr("class_following", { code }));
+  if (room.role === "teacher" && room.live && !room.live.revealed) revealClass();
+  else if (room.role === "student") lesson.hint(tr("class_following", { code: room.code }));
 }
 
 export function startClassMode(lessonSteps) {
-  steps = lessonSteps;
+  room.steps = lessonSteps;
   if (!ui.panel) return;
   ui.start.addEventListener("click", () => { startClass(); });
   ui.keyForm.addEventListener("submit", (event) => {
@@ -945,13 +952,13 @@ export function startClassMode(lessonSteps) {
   ui.endNo.addEventListener("click", () => { ui.endDialog.close(); });
   ui.endYes.addEventListener("click", () => {
     ui.endDialog.close();
-    const [endedCode, endedToken] = [code, token];
-    call("POST", `/${code}/end`).then(() => finish(endedCode, endedToken),
+    const [endedCode, endedToken] = [room.code, room.token];
+    call("POST", `/${room.code}/end`).then(() => finish(endedCode, endedToken),
       (error) => failed(error, tr("class_end_failed")));
   });
   ui.download.addEventListener("click", () => { downloadResults(); });
   ui.summaryClose.addEventListener("click", () => {
-    summary = null;
+    room.summary = null;
     render();
   });
   ui.retry.addEventListener("click", () => { retryJoin(); });
@@ -966,14 +973,14 @@ export function startClassMode(lessonSteps) {
   lesson.addEventListener("commit", onCommit);
   lesson.addEventListener("reveal", onReveal);
   lesson.addEventListener("verdict", (event) => {
-    verdict = event.detail;
-    if (role === "teacher" && live) render();
+    room.verdict = event.detail;
+    if (room.role === "teacher" && room.live) render();
   });
 
   const teacher = read(localStorage, TEACHER_KEY);
   const student = mySaved();
   if (student?.ended && (!linkCode || linkCode === student.code)) {
-    code = student.code;
+    room.code = student.code;
     over(student.reason ?? "class_ended");
   } else if (linkCode && CODE_SHAPE.test(linkCode) && teacher?.code !== linkCode) join(linkCode);
   else if (teacher?.code && teacher?.token) begin("teacher", teacher.code, teacher.token);
@@ -984,9 +991,9 @@ export function startClassMode(lessonSteps) {
 /** The language changed: word the panel again. */
 export function redrawClass() {
   if (!ui.panel) return;
-  if (role) render();
-  if (role === "over") ui.overText.textContent = tr(overKey(mySaved()?.reason), { code });
-  if (role === "joining") ui.overText.textContent = joinSaid();
+  if (room.role) render();
+  if (room.role === "over") ui.overText.textContent = tr(overKey(mySaved()?.reason), { code: room.code });
+  if (room.role === "joining") ui.overText.textContent = room.joinSaid();
   const connection = ui.connection.dataset.classConnection;
   if (connection) ui.connection.textContent = tr(`class_${connection}`);
 }

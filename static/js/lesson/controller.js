@@ -12,7 +12,7 @@
 //   "verdict"  a reveal is drawn: detail.outcome is the step's outcome (null when none can be given).
 //
 // The page (main.js) attaches what draws: {has(n), current(), show(n, opts), keep(answer), reveal(from),
-// revealing(), hint(text), navigation(open), setup()}.
+// revealing(), hint(text), navigation(open), sharing(open), toTop(), setup()}.
 
 export class LessonController extends EventTarget {
   #page = null;
@@ -86,14 +86,24 @@ export class LessonController extends EventTarget {
     this.#page.hint(text);
   }
 
-  /** Whether this screen moves on its own: a student in a class follows the teacher, without step buttons. */
   /** The setup on screen as the step's verdict request takes it: what a class's reveal is judged on. */
   get setup() {
     return this.#page.setup();
   }
 
+  /** Whether this screen moves on its own: a student in a class follows the teacher, without step buttons. */
   navigation(open) {
     this.#page.navigation(open);
+  }
+
+  /** Whether the step's own link and QR code show: in a class, the class's code is what a room shares. */
+  sharing(open) {
+    this.#page.sharing(open);
+  }
+
+  /** Bring the step's title and question into view, however far a reveal scrolled the page (the projector). */
+  toTop() {
+    this.#page.toTop();
   }
 
   /**

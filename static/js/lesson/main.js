@@ -913,6 +913,8 @@ function start() {
     revealing: () => revealedStep === state.step,
     hint: (text) => { ui.commitHint.textContent = text; },
     navigation: (open) => show($(".lesson-nav"), open),
+    sharing: (open) => show($(".lesson-share"), open),
+    toTop: () => ui.article.scrollIntoView({ block: "start" }),
     setup: () => verdictBody(setupOf(current())),
   });
   bind();
