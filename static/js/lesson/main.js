@@ -1,7 +1,8 @@
 // The guided lesson's page: one step at a time, a question before anything is shown, then the live
-// answer from the same API as the explorer. State lives in the URL (step, lang, present) and the student's
-// answers in localStorage (store.js). Every move, commit and reveal goes through the lesson controller
-// (controller.js), which this page attaches its drawing to; class mode (class.js) drives the same controller.
+// answer from the same API as the explorer. The page's state is one object (state, below), whose step, lang and
+// present live in the URL; the student's answers live in localStorage (store.js). Every move, commit and reveal
+// goes through the lesson controller (controller.js), which this page attaches its drawing to; class mode
+// (class.js) drives the same controller.
 
 import { ApiError, verdictBody } from "../api.js";
 import { LANGS } from "../constants.js";
@@ -67,13 +68,21 @@ const ui = {
   lang: $("#lang"),
 };
 
-const state = readUrl();
-const setups = new Map(); // step id -> the setup on screen (the definition's until the student changes it)
+/**
+ * The page's state, in one object: the URL's part (step, lang, present: readUrl, writeUrl), the setups, and the
+ * answer on screen. The functions below change it, then draw from it.
+ */
+const state = {
+  ...readUrl(),
+  setups: new Map(), // step id -> the setup on screen (the definition's until the student changes it)
+  answer: null, // {step, data, ctx, judged} of the last reveal
+  revealed: null, // the step whose answer is on screen (or on its way), else null
+  error: null, // the error on screen, kept as data: worded at render time, so a language switch re-words it
+  chartIndex: 0, // the presenter's chart on screen
+  chartsDrawing: 0, // the newest update of the charts: an older one stops drawing into the same nodes
+  debounce: null, // an edit's reveal, waiting for a burst of keys to stop
+};
 const request = latest();
-let answer = null; // {step, data, ctx, judged} of the last reveal
-let revealedStep = null; // the step whose answer is on screen (or on its way), else null
-let chartIndex = 0;
-let debounce = null;
 
 // ---- URL ---------------------------------------------------------------------------------------
 
@@ -107,8 +116,8 @@ const current = () => STEPS[state.step - 1];
 
 function setupOf(step) {
   if (!step.setup) return null;
-  if (!setups.has(step.id)) setups.set(step.id, { ...step.setup });
-  return setups.get(step.id);
+  if (!state.setups.has(step.id)) state.setups.set(step.id, { ...step.setup });
+  return state.setups.get(step.id);
 }
 
 function choiceLabel(step, choice) {
@@ -253,9 +262,9 @@ function setBusy(busy) {
 async function renderStep() {
   const step = current();
   request.abort();
-  clearTimeout(debounce);
-  answer = null;
-  chartIndex = 0;
+  clearTimeout(state.debounce);
+  state.answer = null;
+  state.chartIndex = 0;
   renderNav();
   renderSetup(step);
   renderQuestion(step);
@@ -273,7 +282,7 @@ async function renderStep() {
 }
 
 function resetReveal() {
-  revealedStep = null;
+  state.revealed = null;
   show(ui.reveal, false);
   clearAnswer();
   hideError();
@@ -281,11 +290,11 @@ function resetReveal() {
 
 /** Take the last answer off the screen: its verdict, charts and notes were for lines no longer in the boxes. */
 function clearAnswer() {
-  answer = null;
+  state.answer = null;
   for (const node of $$(".js-plotly-plot", ui.charts)) purge(node);
   clear(ui.charts);
   delete ui.charts.dataset.stale;
-  chartsDrawing += 1; // an update still drawing stops
+  state.chartsDrawing += 1; // an update still drawing stops
   ui.verdict.textContent = "";
   for (const key of ["outcome", "value", "prediction"]) delete ui.verdict.dataset[key];
   showUnknown([]); // the unknown characters were those of the lines just taken away
@@ -360,17 +369,17 @@ function revealHere(from) {
 /** scroll: bring the answer into view (after a commit; not when a step opens already answered). */
 async function reveal({ scroll = false } = {}) {
   const step = current();
-  revealedStep = state.step;
+  state.revealed = state.step;
   show(ui.reveal, true);
   setBusy(true);
   if (classHolds(step)) keepClassRecord(step);
   if (step.kind === "summary" || step.kind === "selftest") {
-    answer = { step, judged: step.kind === "summary" ? judgeSummary() : judgeSelftest(step) };
-    if (step.kind === "selftest") saveAnswer(step.id, { outcome: answer.judged.outcome });
+    state.answer = { step, judged: step.kind === "summary" ? judgeSummary() : judgeSelftest(step) };
+    if (step.kind === "selftest") saveAnswer(step.id, { outcome: state.answer.judged.outcome });
     await updatePanels();
     if (scroll) showAnswer();
     finishReveal();
-    lesson.tell("verdict", { step: state.step, outcome: answer.judged.outcome ?? null });
+    lesson.tell("verdict", { step: state.step, outcome: state.answer.judged.outcome ?? null });
     return;
   }
   const kind = KINDS[step.kind];
@@ -392,18 +401,18 @@ async function reveal({ scroll = false } = {}) {
     return;
   }
   if (out.stale || current() !== step) return;
-  answer = { step, kind, data: out.value, ctx };
-  answer.judged = judge(answer);
+  state.answer = { step, kind, data: out.value, ctx };
+  state.answer.judged = judge(state.answer);
   // The summary sets each prediction beside what the model did when it was revealed: a later edit of
   // the lines redraws the verdict, but does not rewrite that record.
   if ((answerOf(step.id)?.outcome ?? null) === null) {
-    saveAnswer(step.id, { outcome: answer.judged.outcome, accepted: answer.judged.accepted });
+    saveAnswer(step.id, { outcome: state.answer.judged.outcome, accepted: state.answer.judged.accepted });
   }
   hideError();
   await updatePanels();
   if (scroll) showAnswer();
   finishReveal();
-  lesson.tell("verdict", { step: state.step, outcome: answer.judged.outcome ?? null });
+  lesson.tell("verdict", { step: state.step, outcome: state.answer.judged.outcome ?? null });
 }
 
 /** The least height a chart keeps on the projector, however long the verdict above it. */
@@ -450,16 +459,14 @@ function lineMessage(error, setup) {
 }
 
 function finishReveal() {
-  setBusy(request.busy || debounce !== null);
+  setBusy(request.busy || state.debounce !== null);
   bumpRenderCount();
 }
-
-let shownError = null; // the error on screen, kept as data: worded at render time, so a language switch re-words it
 
 /** An error in the page's language (errors.js), never the server's English msg; the last answer goes. */
 function showError(error) {
   if (!(error instanceof ApiError)) console.error(error);
-  shownError = error;
+  state.error = error;
   clearAnswer();
   wordError();
   show(ui.error, true);
@@ -469,7 +476,7 @@ function showError(error) {
 
 /** The error on screen, worded in the page's language now, from its fields and the setup on screen. */
 function wordError() {
-  const error = shownError;
+  const error = state.error;
   const setup = setupOf(current());
   const fields = error instanceof ApiError ? error.fields.map((e) => lineMessage(e, setup)) : [];
   const general = fields.length && ![413, 429].includes(error.status) ? [] : [generalMessage(error)];
@@ -477,7 +484,7 @@ function wordError() {
 }
 
 function hideError() {
-  shownError = null;
+  state.error = null;
   show(ui.error, false);
 }
 
@@ -550,8 +557,6 @@ function refreshChart(node, chart) {
   return { node, body: chart.table ?? $(".lesson-plot", node) };
 }
 
-let chartsDrawing = 0; // the newest update of the charts: an older one stops drawing into the same nodes
-
 /** The charts show the setup in the boxes: no edit came after the one this answer was asked for. */
 function chartsCurrent(a) {
   return !a.ctx?.setup || JSON.stringify(a.ctx.setup) === JSON.stringify(setupOf(a.step));
@@ -559,10 +564,10 @@ function chartsCurrent(a) {
 
 const chartsPanel = {
   async update(a) {
-    const mine = ++chartsDrawing;
+    const mine = ++state.chartsDrawing;
     const charts = a.step.kind === "summary" ? [summaryChart()] : a.step.kind === "selftest"
       ? [selftestChart(a.step)] : a.kind.charts(a.data, a.ctx);
-    chartIndex = Math.min(chartIndex, Math.max(0, charts.length - 1));
+    state.chartIndex = Math.min(state.chartIndex, Math.max(0, charts.length - 1));
     // A new setup of the same step: each chart of the same kind as the one in its place is drawn again there, so
     // a figure that did not change (line A's map when line B changed) is left as it is (draw.js).
     const old = $$(".lesson-chart", ui.charts);
@@ -587,14 +592,14 @@ const chartsPanel = {
     // The chart on screen first, so the first picture comes as soon as possible.
     const order = [...built].sort((x, y) => (x.node.hidden ? 1 : 0) - (y.node.hidden ? 1 : 0));
     for (const b of order) {
-      if (mine !== chartsDrawing) return; // a newer answer is drawing
+      if (mine !== state.chartsDrawing) return; // a newer answer is drawing
       if (b.chart.figure) {
         const figure = state.present ? forProjector(b.chart.figure) : b.chart.figure;
         await draw(b.body, figure, `lesson-${a.step.id}-${b.chart.name}`);
       }
     }
     // Greyed from an edit until every chart shows its answer (and still greyed if a newer edit came since).
-    if (mine === chartsDrawing && chartsCurrent(a)) delete ui.charts.dataset.stale;
+    if (mine === state.chartsDrawing && chartsCurrent(a)) delete ui.charts.dataset.stale;
   },
 };
 
@@ -626,11 +631,11 @@ const snippetPanel = {
 const PANELS = [verdictPanel, chartsPanel, noticePanel, figurePanel, snippetPanel].map((panel) => ({
   update: panel.update,
   /** The language or the layout changed: draw the last answer again. */
-  redraw: () => (answer ? panel.update(answer) : undefined),
+  redraw: () => (state.answer ? panel.update(state.answer) : undefined),
 }));
 
 async function updatePanels() {
-  for (const panel of PANELS) await panel.update(answer);
+  for (const panel of PANELS) await panel.update(state.answer);
 }
 
 // ---- self-test and summary ---------------------------------------------------------------------
@@ -695,18 +700,18 @@ function summaryChart() {
 
 function applyChartVisibility() {
   const charts = $$(".lesson-chart", ui.charts);
-  charts.forEach((node, i) => { node.hidden = state.present && i !== chartIndex; });
+  charts.forEach((node, i) => { node.hidden = state.present && i !== state.chartIndex; });
   const many = state.present && charts.length > 1;
   show(ui.chartNav, many);
-  if (many) ui.chartCount.textContent = tr("chart_count", { i: chartIndex + 1, n: charts.length });
+  if (many) ui.chartCount.textContent = tr("chart_count", { i: state.chartIndex + 1, n: charts.length });
 }
 
 function moveChart(delta) {
   const n = $$(".lesson-chart", ui.charts).length;
   if (!state.present || n < 2) return;
-  chartIndex = (chartIndex + delta + n) % n;
+  state.chartIndex = (state.chartIndex + delta + n) % n;
   applyChartVisibility();
-  const plot = $(`.lesson-chart[data-chart="${chartIndex}"] .js-plotly-plot`, ui.charts);
+  const plot = $(`.lesson-chart[data-chart="${state.chartIndex}"] .js-plotly-plot`, ui.charts);
   if (plot) window.Plotly.Plots.resize(plot);
 }
 
@@ -782,11 +787,11 @@ function onSetupChange(event) {
   if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch
   // Until the answer for the new setup arrives, the charts on screen are for the old one: greyed.
   ui.charts.dataset.stale = "";
-  const idle = debounce === null && !request.busy;
-  clearTimeout(debounce);
+  const idle = state.debounce === null && !request.busy;
+  clearTimeout(state.debounce);
   setBusy(true);
-  debounce = setTimeout(() => {
-    debounce = null;
+  state.debounce = setTimeout(() => {
+    state.debounce = null;
     reveal().catch(showError);
   }, event.type === "input" && !idle ? BURST_MS : 0);
 }
@@ -847,9 +852,9 @@ async function switchLanguage(lang) {
   renderNav();
   renderQuestion(current());
   if (setupOf(current())) updateHints(setupOf(current()));
-  if (shownError) wordError();
+  if (state.error) wordError();
   // The verdict is worded by the kind's judge: ask it again, in the new language.
-  if (answer?.kind) answer.judged = judge(answer);
+  if (state.answer?.kind) state.answer.judged = judge(state.answer);
   for (const panel of PANELS) await panel.redraw();
   applyChartVisibility();
   redrawClass();
@@ -910,7 +915,7 @@ function start() {
     show: showStep,
     keep,
     reveal: revealHere,
-    revealing: () => revealedStep === state.step,
+    revealing: () => state.revealed === state.step,
     hint: (text) => { ui.commitHint.textContent = text; },
     navigation: (open) => show($(".lesson-nav"), open),
     sharing: (open) => show($(".lesson-share"), open),
