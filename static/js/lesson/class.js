@@ -106,14 +106,21 @@ const room = {
   // then: the server's clock now is read from both
   clock: { server: 0, at: 0 },
   verdict: null, // the lesson's last drawn verdict, {step, outcome}: the teacher's "the model did"
+  // The status line: {key, vars} (an i18n key, or an error's wording), after a lead already worded; about: "move"
+  // when a teacher's move failed, so that the next move that works takes it away
+  status: null,
   outage: false, // the event stream or the class store is down
+  connection: null, // what the connection pill says: "reconnecting" | "back" | null
+  ended: null, // student: why their class is over, as over() was told (its end screen)
+  // a refused phone's join screen: {words, status, waits, button, left: seconds to the next attempt}; null while
+  // the join is asked
+  refusal: null,
   moving: null, // teacher: the step asked of the server, not yet confirmed
-  lockBusy: false, // teacher: the lock switch's request is out
+  busy: { start: false, lock: false, again: false }, // these buttons' requests are out: the button waits
   countsBusy: false, // teacher: a read of the counts is out; countsAgain: read them again when it is back
   countsAgain: false,
   retries: 0, // student: the pending answer's attempts so far
   pendingJoin: null, // the refused phone's join, tried again by the timer or the button
-  joinSaid: () => "", // the join screen's words, in the page's language at the time of asking
   running: {
     stream: null, // the EventSource
     reconnect: null, // the stream's next attempt, after the server gave up on it
@@ -195,17 +202,14 @@ async function call(method, path, body, bearer = myToken(), extra = {}) {
 
 /** The status line: an i18n key, or an error worded from its status and type, with an optional lead. */
 function say(what, vars, lead = null) {
-  if (!what) {
-    ui.status.textContent = "";
-    show(ui.status, false);
-    return;
-  }
-  const words = what instanceof Error ? wording(what) : { key: what, vars };
-  ui.status.dataset.key = words.key;
-  delete ui.status.dataset.lead;
-  ui.status.textContent = sentences([lead, tr(words.key, words.vars)]);
-  show(ui.status, true);
+  room.status = what ? { ...(what instanceof Error ? wording(what) : { key: what, vars }), lead } : null;
+  if (room.status) ui.status.dataset.key = room.status.key;
+  else delete ui.status.dataset.key;
+  ui.status.textContent = statusText();
+  show(ui.status, room.status !== null);
 }
+
+const statusText = () => (room.status ? sentences([room.status.lead, tr(room.status.key, room.status.vars)]) : "");
 
 /** A failed request: an outage says "reconnecting…" (the class comes back by itself); the rest say what. */
 function failed(error, lead = null) {
@@ -232,21 +236,26 @@ function failed(error, lead = null) {
 }
 
 /** "reconnecting…" while the stream or the store is down, "back" for a while once it returns. */
-function setConnection(state) {
-  if (state === "reconnecting") {
+function setConnection(connection) {
+  if (connection === "reconnecting") {
     room.outage = true;
     clearTimeout(room.running.back);
-  } else if (state === "back") {
+  } else if (connection === "back") {
     if (!room.outage) return;
     room.outage = false;
     clearTimeout(room.running.back);
     room.running.back = setTimeout(() => setConnection(null), BACK_MS);
-    if (ui.status.dataset.key === "class_store_down" || ui.status.dataset.key === "class_error") say(null);
+    if (room.status?.key === "class_store_down" || room.status?.key === "class_error") say(null);
     if (room.role === "student" && myPending()) attemptAnswer(); // no need to wait for the next retry
   }
-  ui.connection.dataset.classConnection = state ?? "";
-  ui.connection.textContent = state ? tr(`class_${state}`) : "";
-  show(ui.connection, Boolean(state));
+  room.connection = connection;
+  renderConnection();
+}
+
+function renderConnection() {
+  ui.connection.dataset.classConnection = room.connection ?? "";
+  ui.connection.textContent = room.connection ? tr(`class_${room.connection}`) : "";
+  show(ui.connection, Boolean(room.connection));
 }
 
 // ---- the lesson page ---------------------------------------------------------------------------
@@ -287,6 +296,11 @@ function render() {
   show(ui.over, room.role === "over" || room.role === "joining");
   show(ui.alone, room.role === "over" || room.role === "joining");
   show(ui.summary, room.summary !== null);
+  ui.start.disabled = room.busy.start;
+  ui.lock.disabled = room.busy.lock;
+  ui.again.disabled = room.busy.again;
+  if (room.moving === null) delete ui.panel.dataset.moving;
+  else ui.panel.dataset.moving = String(room.moving);
   // The projector's layout (class.css); the student's end screen, a refused phone's join screen and the
   // teacher's summary hide the lesson behind them, on the first screen.
   document.body.classList.toggle("is-class-teacher", room.role === "teacher");
@@ -299,7 +313,31 @@ function render() {
   if (room.role === "student") ui.held.textContent = tr("class_nav_held", { code: room.code });
   if (room.role === "teacher") renderTeacher();
   if (room.role === "student") renderStudent();
+  if (room.role === "over" || room.role === "joining") renderOver();
   if (room.summary) renderSummary();
+}
+
+/**
+ * The end screen of a student's class, or the join screen: joining while the join is asked, then why the class
+ * refused the phone, and when it tries again.
+ */
+function renderOver() {
+  const refusal = room.role === "joining" ? room.refusal : null;
+  let text = tr(overKey(room.ended), { code: room.code });
+  const { key, vars } = refusal?.words ?? {};
+  if (refusal) text = sentences([tr("class_join_refused", { code: room.code }), tr(key, vars)]);
+  else if (room.role === "joining") text = tr("class_joining", { code: room.code });
+  if (ui.overText.textContent !== text) ui.overText.textContent = text; // a screen reader says it once
+  if (refusal) ui.over.dataset.refused = String(refusal.status);
+  else delete ui.over.dataset.refused;
+  show(ui.retry, Boolean(refusal?.button));
+  show(ui.retryText, Boolean(refusal?.waits));
+  if (refusal?.waits) renderRetry();
+}
+
+/** The refused phone's countdown to its next attempt, drawn again each second. */
+function renderRetry() {
+  ui.retryText.textContent = tr("class_join_retrying", { seconds: room.refusal.left });
 }
 
 /** The join links: the one a phone can open first (it is the QR code's); a warning when there is none. */
@@ -336,7 +374,7 @@ function renderTeacher() {
   ui.panel.dataset.step = String(room.live.step);
   ui.panel.dataset.revealed = String(room.live.revealed);
   ui.panel.dataset.locked = String(Boolean(room.live.locked));
-  if (!room.lockBusy) ui.lock.checked = Boolean(room.live.locked);
+  if (!room.busy.lock) ui.lock.checked = Boolean(room.live.locked);
   const asked = Boolean(step.choices);
   ui.reveal.disabled = !asked || room.live.revealed;
   const round = room.live.round ?? 1;
@@ -521,7 +559,8 @@ function readFirstRound(n) {
 
 /** The teacher's "vote again": the server closes the first vote and opens the second; the phones are told. */
 async function voteAgain() {
-  ui.again.disabled = true;
+  room.busy.again = true;
+  render();
   try {
     const { round } = await call("POST", `/${room.code}/again`);
     room.firstCounts = room.counts;
@@ -531,7 +570,8 @@ async function voteAgain() {
   } catch (error) {
     failed(error, tr("class_again_failed"));
   } finally {
-    ui.again.disabled = false;
+    room.busy.again = false;
+    render();
   }
 }
 
@@ -589,7 +629,8 @@ async function downloadResults() {
 const teacherKey = () => read(sessionStorage, KEY_KEY);
 
 async function startClass() {
-  ui.start.disabled = true;
+  room.busy.start = true;
+  render();
   try {
     const key = teacherKey();
     const made = await call("POST", "", undefined, null, key ? { "X-Teacher-Key": key } : {});
@@ -612,7 +653,8 @@ async function startClass() {
     failed(error);
     ui.status.scrollIntoView({ block: "nearest" }); // on the first screen, wherever the panel sits
   } finally {
-    ui.start.disabled = false;
+    room.busy.start = false;
+    render();
   }
 }
 
@@ -666,11 +708,7 @@ function joining(joinCode) {
   stopJoining();
   room.role = "joining";
   room.code = joinCode;
-  room.joinSaid = () => tr("class_joining", { code: joinCode });
-  ui.overText.textContent = room.joinSaid();
-  delete ui.over.dataset.refused;
-  show(ui.retry, false);
-  show(ui.retryText, false);
+  room.refusal = null;
   render();
 }
 
@@ -684,25 +722,23 @@ function refused(joinCode, error, missing, name) {
   stopJoining();
   room.role = "joining";
   room.code = joinCode;
-  const words = error.status === 404 ? { key: missing, vars: {} } : wording(error);
-  room.joinSaid = () => sentences([tr("class_join_refused", { code: joinCode }), tr(words.key, words.vars)]);
-  ui.overText.textContent = room.joinSaid();
-  ui.over.dataset.refused = String(error.status);
   const soon = error.status === 429 || isOutage(error) || error.status >= 500;
   const seat = error.type === "class_locked" || error.type === "class_full";
   const waits = soon || seat;
-  show(ui.retry, seat || (!waits && error.status !== 404));
-  show(ui.retryText, waits);
+  room.refusal = {
+    words: error.status === 404 ? { key: missing, vars: {} } : wording(error),
+    status: error.status,
+    waits,
+    button: seat || (!waits && error.status !== 404),
+    left: seat ? SEAT_RETRY_SECONDS : Math.max(1, error.retryAfter ?? RETRY_MS[2] / 1000),
+  };
   room.pendingJoin = () => join(joinCode, missing, name);
   if (waits) {
-    let left = seat ? SEAT_RETRY_SECONDS : Math.max(1, error.retryAfter ?? RETRY_MS[2] / 1000);
-    const tick = () => { ui.retryText.textContent = tr("class_join_retrying", { seconds: left }); };
-    tick();
     room.running.joinTick = setInterval(() => {
-      left = Math.max(0, left - 1);
-      tick();
+      room.refusal.left = Math.max(0, room.refusal.left - 1);
+      renderRetry();
     }, 1000);
-    room.running.join = setTimeout(retryJoin, 1000 * left);
+    room.running.join = setTimeout(retryJoin, 1000 * room.refusal.left);
   }
   render();
   window.scrollTo(0, 0);
@@ -767,11 +803,9 @@ function over(messageKey) {
   stopListening();
   write(localStorage, STUDENT_KEY, { code: room.code, ended: true, reason: messageKey });
   room.role = "over";
+  room.ended = messageKey;
   room.live = null;
-  show(ui.retry, false);
-  show(ui.retryText, false);
   lesson.leaveClass();
-  ui.overText.textContent = tr(overKey(messageKey), { code: room.code });
   render();
   say(null);
   window.scrollTo(0, 0);
@@ -817,7 +851,7 @@ function attemptAnswer() {
         return;
       }
       say(error);
-      lesson.hint(ui.status.textContent); // where the student looks, not only in the panel
+      lesson.hint(statusText()); // where the student looks, not only in the panel
     });
 }
 
@@ -839,19 +873,19 @@ async function revealClass() {
 async function moveClass(n) {
   if (room.moving !== null) return;
   room.moving = n;
-  ui.panel.dataset.moving = String(n);
+  render();
   try {
     await call("POST", `/${room.code}/step`, { step: n });
   } catch (error) {
     failed(error, tr("class_move_failed", { n }));
-    ui.status.dataset.lead = "move";
+    if (room.status) room.status.about = "move";
     return;
   } finally {
     room.moving = null;
-    delete ui.panel.dataset.moving;
+    render();
   }
   if (room.role !== "teacher") return;
-  if (ui.status.dataset.lead === "move") say(null); // an earlier failed move is no longer true
+  if (room.status?.about === "move") say(null); // an earlier failed move is no longer true
   if (room.live?.step !== n) {
     room.live = { ...room.live, step: n, revealed: false, answered: 0 };
     room.counts = null;
@@ -875,8 +909,8 @@ async function removeStudents(which) {
 
 /** The teacher's switch: close joining, or open it again; the switch shows what the server holds. */
 async function setLock(locked) {
-  room.lockBusy = true;
-  ui.lock.disabled = true;
+  room.busy.lock = true;
+  render();
   try {
     await call("POST", `/${room.code}/${locked ? "lock" : "unlock"}`);
     room.live = { ...room.live, locked };
@@ -884,8 +918,7 @@ async function setLock(locked) {
   } catch (error) {
     failed(error);
   } finally {
-    room.lockBusy = false;
-    ui.lock.disabled = false;
+    room.busy.lock = false;
     render();
     if (!room.live) ui.lock.checked = !locked;
   }
@@ -992,8 +1025,5 @@ export function startClassMode(lessonSteps) {
 export function redrawClass() {
   if (!ui.panel) return;
   if (room.role) render();
-  if (room.role === "over") ui.overText.textContent = tr(overKey(mySaved()?.reason), { code: room.code });
-  if (room.role === "joining") ui.overText.textContent = room.joinSaid();
-  const connection = ui.connection.dataset.classConnection;
-  if (connection) ui.connection.textContent = tr(`class_${connection}`);
+  if (room.connection) renderConnection();
 }
