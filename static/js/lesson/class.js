@@ -117,6 +117,8 @@ const room = {
   refusal: null,
   moving: null, // teacher: the step asked of the server, not yet confirmed
   busy: { start: false, lock: false, again: false }, // these buttons' requests are out: the button waits
+  keyAsked: false, // the server asked for the teacher key (HP_TEACHER_KEY): its form shows
+  heldMoves: 0, // student: their own moves refused so far (the held note's data-refused)
   countsBusy: false, // teacher: a read of the counts is out; countsAgain: read them again when it is back
   countsAgain: false,
   retries: 0, // student: the pending answer's attempts so far
@@ -297,6 +299,7 @@ function render() {
   show(ui.alone, room.role === "over" || room.role === "joining");
   show(ui.summary, room.summary !== null);
   ui.start.disabled = room.busy.start;
+  show(ui.keyForm, room.keyAsked);
   ui.lock.disabled = room.busy.lock;
   ui.again.disabled = room.busy.again;
   if (room.moving === null) delete ui.panel.dataset.moving;
@@ -641,15 +644,16 @@ async function startClass() {
     [room.role, room.code, room.token] = ["teacher", made.code, made.teacher_token];
     // The class starts on the step on the teacher's screen, before any event can move the screen to step 1.
     if (lesson.step !== 1) await call("POST", `/${room.code}/step`, { step: lesson.step });
-    show(ui.keyForm, false);
+    room.keyAsked = false;
     begin("teacher", made.code, made.teacher_token);
     window.scrollTo(0, 0); // the projector shows the class from the top: code, QR code, question
   } catch (error) {
+    room.role = null;
     if (error.type === "teacher_key_missing" || error.type === "teacher_key_wrong") {
-      show(ui.keyForm, true);
+      room.keyAsked = true;
+      render();
       ui.keyInput.focus();
     }
-    room.role = null;
     failed(error);
     ui.status.scrollIntoView({ block: "nearest" }); // on the first screen, wherever the panel sits
   } finally {
@@ -937,7 +941,8 @@ function onMove(event) {
     return;
   }
   if (room.role !== "student") return; // the end screen: nothing moves behind it
-  ui.held.dataset.refused = String(Number(ui.held.dataset.refused ?? 0) + 1);
+  room.heldMoves += 1;
+  ui.held.dataset.refused = String(room.heldMoves);
   ui.held.textContent = "";
   ui.held.textContent = tr("class_nav_held", { code: room.code }); // written again, so a screen reader says it again
   ui.held.scrollIntoView({ block: "nearest" });
