@@ -420,7 +420,7 @@ const PROJECTOR_MIN_PLOT = 200;
 const FIT_SLACK = 8; // px under the chart, so its frame is not cut by the screen's edge
 
 /**
- * Bring the answer into view. On a class's projector (class.css: body.is-class-teacher, both views) the verdict
+ * Bring the answer into view. On a class's projector (the teacher's screen in a class, both views) the verdict
  * and its first chart fit one screen (issue 30): the charts on screen take the height left under the verdict,
  * never more than their own, then the view moves to them entire. A verdict so long that the chart would shrink
  * under PROJECTOR_MIN_PLOT moves the view past the answer's title.
@@ -428,7 +428,7 @@ const FIT_SLACK = 8; // px under the chart, so its frame is not cut by the scree
 function showAnswer() {
   let from = ui.reveal;
   const plots = $$(".lesson-chart:not([hidden]) .lesson-plot", ui.charts);
-  if (plots.length && document.body.classList.contains("is-class-teacher")) {
+  if (plots.length && lesson.room?.role === "teacher") {
     for (const plot of plots) plot.style.height = "";
     const below = (node) => Math.floor(window.innerHeight - FIT_SLACK
       - (plots[0].getBoundingClientRect().top - node.getBoundingClientRect().top));
