@@ -42,6 +42,7 @@ def test_lesson_names_unknown_characters_and_refuses_empty_lines(capsys):
     assert code == 2 and "--lines" in err and "empty" in err
 
 
+@pytest.mark.slow  # starts the command in a subprocess
 def test_serve_does_not_load_torch_in_the_supervisor():
     # What serve runs before its workers start: the parser, and the check of the settings.
     code = ("import sys; from app.cli import build_parser; build_parser('serve'); "
@@ -95,6 +96,7 @@ INSIDE_A_FILE = f"{sys.executable}/classes"  # a folder no one can make, root in
     ({"HP_WEIGHTS_DIR": "/nonexistent/weights"}, "HP_WEIGHTS_DIR='/nonexistent/weights'", "no vocab.json there"),
     ({"HP_DATA_DIR": INSIDE_A_FILE}, f"HP_DATA_DIR='{INSIDE_A_FILE}'", "cannot make this folder"),
 ], ids=["bound", "type", "weights", "data-folder"])
+@pytest.mark.slow  # each starts the command in a subprocess
 def test_serve_names_a_bad_setting_and_its_rule_before_any_worker_starts(env, named, rule):
     # A bad setting used to fail in every worker: HP_MAX_CLASSES=0 was a traceback and a restart, forever.
     done = serve(env, "--port", "0")

@@ -47,6 +47,7 @@ def test_a_snapshot_is_the_shipped_run_at_that_step(position, step):
     assert meta["record"]["train_loss"] == [run["train_loss"][i] for i in kept]
 
 
+@pytest.mark.slow  # 18 snapshots, each measured on the whole validation split: 5 s of the fast tier
 @pytest.mark.parametrize(("position", "step"), SNAPSHOTS)
 def test_a_snapshots_val_loss_is_its_own(val, position, step):
     ids, _ = val
