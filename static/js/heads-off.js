@@ -1,49 +1,45 @@
-// Which heads the student has turned off, shared by the explorer's ablation panel and the head gallery:
-// either can switch a head, and both show the same switches and the same answer from /api/ablate.
+// Which heads the student has turned off, shared by the explorer's ablation panel and the head gallery: either can
+// switch a head, and both show the same switches and the same answer from /api/ablate. Both live in the page's one
+// state (state.js explorerState: `off`, which the address holds, and `ablation`, the answer on screen); this is
+// the view of them both panels use.
 
-const off = new Set(); // "layer-head", 1-based as on the page
-const listeners = new Set();
-let answer = null; // the last /api/ablate answer on screen, or null
+import { explorerState, sortedHeads } from "./state.js";
 
 const key = (layer, head) => `${layer}-${head}`;
-
-function notify() {
-  for (const listener of listeners) listener();
-}
+const setOff = (keys) => explorerState.set({ off: Object.freeze(sortedHeads(keys)) });
 
 export const headsOff = {
-  has: (layer, head) => off.has(key(layer, head)),
+  has: (layer, head) => explorerState.get().off.includes(key(layer, head)),
   /** [{layer, head}] sorted by layer then head: the request's `off`. */
   list() {
-    return [...off].map((k) => k.split("-").map(Number)).sort((a, b) => a[0] - b[0] || a[1] - b[1])
-      .map(([layer, head]) => ({ layer, head }));
+    return explorerState.get().off.map((k) => k.split("-").map(Number)).map(([layer, head]) => ({ layer, head }));
   },
   toggle(layer, head) {
+    const off = new Set(explorerState.get().off);
     if (!off.delete(key(layer, head))) off.add(key(layer, head));
-    notify();
+    setOff(off);
   },
   clear() {
-    off.clear();
-    notify();
+    setOff([]);
   },
   /** Drop the heads a model of this shape does not have (the page switched to fewer layers or heads). */
   fit(nLayer, nHead) {
-    for (const k of [...off]) {
+    setOff(explorerState.get().off.filter((k) => {
       const [layer, head] = k.split("-").map(Number);
-      if (layer > nLayer || head > nHead) off.delete(k);
-    }
+      return layer <= nLayer && head <= nHead;
+    }));
   },
   /** The answer drawn for the current switches, or null while none is. */
   get answer() {
-    return answer;
+    return explorerState.get().ablation;
   },
   setAnswer(next) {
-    answer = next;
-    notify();
+    explorerState.set({ ablation: next });
   },
   /** listener() runs after every switch and every new answer. */
   subscribe(listener) {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
+    return explorerState.subscribe((next, previous) => {
+      if (next.off !== previous.off || next.ablation !== previous.ablation) listener();
+    });
   },
 };

@@ -514,10 +514,11 @@ function plotlyReady() {
 
 async function start() {
   bind();
-  // The training step is the state's: a slider move (step-control.js sets it) goes into the address, replaced: a
-  // drag is not history. On popstate the address already holds the step, and writing it again changes nothing.
+  // The training step and the heads turned off are the state's: a slider move (step-control.js) or a head's switch
+  // (heads-off.js) goes into the address, replaced: a drag or a toggle is not history, and a link copied then
+  // shows the same panels. On popstate the address already holds them, and writing it again changes nothing.
   explorerState.subscribe((next, previous) => {
-    if (next.step !== previous.step) writeUrl("replace");
+    if (next.step !== previous.step || next.off !== previous.off) writeUrl("replace");
   });
   // Asked for with the texts, not after them (the page preloads both): the first comparison needs it.
   const optionsRequest = getOptions().catch((error) => error);

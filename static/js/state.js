@@ -1,6 +1,6 @@
 // The page state and its home, the URL query: a, b, pos, layer, heads, weights, n_layer, causal,
 // posinfo, align, the relative panel's rel_first, rel_second, rel_layer, rel_head, the training step (step),
-// and lang.
+// the heads turned off (off: "layer-head" pairs, 1-based) and lang.
 // A teacher copies the address bar and the class sees the same plots; the #fragment picks the panel.
 
 import { COMPARE_DEFAULTS } from "./constants.js";
@@ -29,6 +29,7 @@ export const DEFAULTS = Object.freeze({
   align: true, // false: A − B subtracts cell by cell even when B is a reordering of A
   rel: Object.freeze({ first: "明", second: "月", layer: 1, head: 1 }),
   step: null, // the training step of the gallery and the similarity panel; null: the end of training
+  off: Object.freeze([]), // the heads turned off, "layer-head" (1-based), sorted: the ablation panel and gallery's
   lang: "zh",
 });
 
@@ -68,6 +69,7 @@ export function readState(search, langs, fallbackLang) {
       head: whole(q.get("rel_head"), rel.head),
     },
     step: readStep(search),
+    off: readOff(q.get("off")),
     lang: pick(q.get("lang"), langs, pick(fallbackLang, langs, DEFAULTS.lang)),
   };
 }
@@ -85,8 +87,22 @@ export function toSearch(state) {
     if (state.rel[key] !== DEFAULTS.rel[key]) q.set(`rel_${key}`, String(state.rel[key]));
   }
   if (state.step !== null && state.step !== undefined) q.set("step", String(state.step));
+  if (state.off.length) q.set("off", state.off.join(","));
   q.set("lang", state.lang);
   return `?${q}`;
+}
+
+/** Heads as "layer-head", both whole numbers from 1, sorted and once each; others dropped. Heads the model does not
+ * have are dropped once its shape is known (heads-off.js fit). */
+export function readOff(value) {
+  const heads = (value ?? "").split(",").filter((k) => /^[1-9]\d*-[1-9]\d*$/.test(k));
+  return Object.freeze(sortedHeads(new Set(heads)));
+}
+
+/** "layer-head" keys sorted by layer, then head. */
+export function sortedHeads(keys) {
+  const n = (k) => k.split("-").map(Number);
+  return [...keys].sort((x, y) => n(x)[0] - n(y)[0] || n(x)[1] - n(y)[1]);
 }
 
 /** A step from a query string: a whole number, or null when absent or not one. */
@@ -103,8 +119,10 @@ export function sameState(x, y) {
 // one URL writer (toSearch) and its one popstate handler; step-control.js reads and sets its training step (step),
 // which the gallery, the similarity panel and the heads-off panel ask the API for. It starts at the defaults and
 // nothing here reads the address: on the lesson page, ?step= is the lesson's step, never a training step.
-// Each state is frozen: a change is a set(), so every listener hears it.
-let current = Object.freeze({ ...DEFAULTS });
+// Each state is frozen: a change is a set(), so every listener hears it. Besides what the address holds, it holds
+// the turn-a-head-off answer on screen (ablation: /api/ablate's answer for line A and `off`, or null), which the
+// ablation panel asks for and the gallery reads.
+let current = Object.freeze({ ...DEFAULTS, ablation: null });
 const listeners = new Set();
 
 export const explorerState = {
@@ -115,7 +133,7 @@ export const explorerState = {
   set(patch) {
     const previous = current;
     const next = Object.freeze({ ...previous, ...patch });
-    if (sameState(next, previous)) return;
+    if (sameState(next, previous) && next.ablation === previous.ablation) return;
     current = next;
     for (const listener of listeners) listener(next, previous);
   },

@@ -115,3 +115,41 @@ def test_the_gallery_shows_the_measured_figures_and_switches_the_same_head(open_
     assert effect == (f"Line A, L1H2 off: {off['all_on']['mean_loss']:.2f} → {off['ablated']['mean_loss']:.2f} "
                       "nats per character")
     assert page.get_attribute('.head-switch[data-layer="1"][data-head="2"]', "aria-pressed") == "true"
+
+
+def test_the_heads_turned_off_are_in_the_address_and_a_link_or_back_brings_them_back(open_page, server_url, tools):
+    """The heads turned off are part of the page's one state: a switch writes them into the address (off=1-2), a
+    link with off= opens with them off and the panel drawn as /api/ablate answers, a head the model does not have
+    is dropped, and going back brings the earlier switches back."""
+    page = open_page(f"/?lang=en&pos=learned&a={urllib.parse.quote(LINE)}")
+    page.locator("#panel-ablation").scroll_into_view_if_needed()
+    wait_drawn(page, tools, 0, "")
+    renders = page.evaluate("() => Number(document.querySelector('#panel-ablation').dataset.renderCount)")
+    page.click('.head-switch[data-layer="1"][data-head="2"]')
+    wait_drawn(page, tools, renders, "1-2")
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["off"] == ["1-2"]
+
+    # A link: two heads off, one of them (layer 9) not in the model. The panel asks for the others only.
+    linked = open_page(f"/?lang=en&pos=learned&off=2-1,1-2,9-1&a={urllib.parse.quote(LINE)}")
+    linked.locator("#panel-ablation").scroll_into_view_if_needed()
+    wait_drawn(linked, tools, 0, "1-2 2-1")
+    want = ablate(server_url, [{"layer": 1, "head": 2}, {"layer": 2, "head": 1}])
+    drawn = linked.evaluate("() => Array.from(document.querySelector('#ablation-plot').data.at(-1).y)")
+    assert drawn == pytest.approx(want["ablated"]["loss"], abs=1e-6)
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(linked.url).query)["off"] == ["1-2,2-1"]
+
+    # Back and forward: a new line pushes an entry; back brings the line and its switches.
+    renders = linked.evaluate("() => Number(document.querySelector('#panel-ablation').dataset.renderCount)")
+    linked.click('.head-switch[data-layer="2"][data-head="1"]')
+    wait_drawn(linked, tools, renders, "1-2")
+    linked.fill("#line-a", "床前明月光")
+    linked.locator("#line-a").dispatch_event("change")
+    tools.wait_until(linked, "() => new URLSearchParams(location.search).get('a') === '床前明月光'",
+                     message="the new line never reached the address")
+    renders = linked.evaluate("() => Number(document.querySelector('#panel-ablation').dataset.renderCount)")
+    linked.click('.head-switch[data-layer="1"][data-head="1"]')
+    wait_drawn(linked, tools, renders, "1-1 1-2")
+    renders = linked.evaluate("() => Number(document.querySelector('#panel-ablation').dataset.renderCount)")
+    linked.go_back()
+    wait_drawn(linked, tools, renders, "1-2")
+    assert linked.input_value("#line-a") == LINE
