@@ -68,6 +68,9 @@ def test_an_outage_is_said_on_every_screen_and_loses_no_answer(open_on, app_serv
     for page in students:
         wait_panel(page, tools, "step", str(ANSWER_STEP))
     wait_panel(teacher, tools, "joined", "2")
+    for lang in ("fr", "en"):  # the teacher's page loads the French texts now, while the server answers
+        teacher.select_option("#lang", lang)
+        tools.wait_until(teacher, "(l) => document.documentElement.lang === l", lang)
 
     app_server.stop()
     for page, lang in zip([teacher, *students], ["en", "fr", "ja"]):
@@ -81,6 +84,13 @@ def test_an_outage_is_said_on_every_screen_and_loses_no_answer(open_on, app_serv
                      message="the failed move was not said")
     failed = texts("en")["class_move_failed"].replace("{n}", str(ANSWER_STEP + 1))
     assert failed in teacher.text_content("#class-status")
+    # The line is worded from data: switched to French (its texts were loaded before the outage), it says the same
+    # in French.
+    teacher.select_option("#lang", "fr")
+    failed_fr = texts("fr")["class_move_failed"].replace("{n}", str(ANSWER_STEP + 1))
+    tools.wait_until(teacher, "(text) => document.querySelector('#class-status').textContent.includes(text)",
+                     failed_fr, message="the failed move's line stayed in English after the switch to French")
+    assert failed not in teacher.text_content("#class-status")
     assert teacher.evaluate("() => document.querySelector('#results').dataset.step") == str(ANSWER_STEP)
     # A student answers during the outage: kept, and not yet marked as received.
     students[0].check("[data-question] input[value='different']")

@@ -106,7 +106,8 @@ const room = {
   // then: the server's clock now is read from both
   clock: { server: 0, at: 0 },
   verdict: null, // the lesson's last drawn verdict, {step, outcome}: the teacher's "the model did"
-  // The status line: {key, vars} (an i18n key, or an error's wording), after a lead already worded; about: "move"
+  // The status line: {key, vars} (an i18n key, or an error's wording), after a lead {key, vars}: both worded when
+  // drawn, so a language switch words them again; about: "move"
   // when a teacher's move failed, so that the next move that works takes it away
   status: null,
   outage: false, // the event stream or the class store is down
@@ -211,7 +212,9 @@ function say(what, vars, lead = null) {
   show(ui.status, room.status !== null);
 }
 
-const statusText = () => (room.status ? sentences([room.status.lead, tr(room.status.key, room.status.vars)]) : "");
+const statusText = () => (room.status ? sentences([
+  room.status.lead && tr(room.status.lead.key, room.status.lead.vars), tr(room.status.key, room.status.vars),
+]) : "");
 
 /** A failed request: an outage says "reconnecting…" (the class comes back by itself); the rest say what. */
 function failed(error, lead = null) {
@@ -571,7 +574,7 @@ async function voteAgain() {
     room.counts = null;
     refreshCounts();
   } catch (error) {
-    failed(error, tr("class_again_failed"));
+    failed(error, { key: "class_again_failed" });
   } finally {
     room.busy.again = false;
     render();
@@ -587,7 +590,7 @@ async function finish(endedCode, endedToken) {
     room.summary.results = await call("GET", `/${endedCode}/results?lang=${document.documentElement.lang || "en"}`,
       undefined, endedToken);
   } catch (error) {
-    say(error, undefined, tr("class_summary_failed"));
+    say(error, undefined, { key: "class_summary_failed" });
   }
   render();
   ui.summary.scrollIntoView({ block: "start" });
@@ -624,7 +627,7 @@ async function downloadResults() {
     link.click();
     link.remove();
   } catch (error) {
-    say(error instanceof ClassRequestError ? error : new ClassRequestError(0), undefined, tr("class_summary_failed"));
+    say(error instanceof ClassRequestError ? error : new ClassRequestError(0), undefined, { key: "class_summary_failed" });
   }
 }
 
@@ -865,7 +868,7 @@ async function revealClass() {
     // The server judges the setup on the teacher's screen: the choices it accepts go into the class's results.
     await call("POST", `/${room.code}/reveal`, lesson.step === room.live.step ? lesson.setup : {});
   } catch (error) {
-    failed(error, tr("class_reveal_failed"));
+    failed(error, { key: "class_reveal_failed" });
     return;
   }
   room.live = { ...room.live, revealed: true };
@@ -881,7 +884,7 @@ async function moveClass(n) {
   try {
     await call("POST", `/${room.code}/step`, { step: n });
   } catch (error) {
-    failed(error, tr("class_move_failed", { n }));
+    failed(error, { key: "class_move_failed", vars: { n } });
     if (room.status) room.status.about = "move";
     return;
   } finally {
@@ -905,7 +908,7 @@ async function removeStudents(which) {
   try {
     await call("POST", `/${room.code}/remove`, which);
   } catch (error) {
-    failed(error, tr("class_remove_failed"));
+    failed(error, { key: "class_remove_failed" });
     return;
   }
   refreshCounts();
@@ -992,7 +995,7 @@ export function startClassMode(lessonSteps) {
     ui.endDialog.close();
     const [endedCode, endedToken] = [room.code, room.token];
     call("POST", `/${room.code}/end`).then(() => finish(endedCode, endedToken),
-      (error) => failed(error, tr("class_end_failed")));
+      (error) => failed(error, { key: "class_end_failed" }));
   });
   ui.download.addEventListener("click", () => { downloadResults(); });
   ui.summaryClose.addEventListener("click", () => {
@@ -1031,4 +1034,5 @@ export function redrawClass() {
   if (!ui.panel) return;
   if (room.role) render();
   if (room.connection) renderConnection();
+  if (room.status) ui.status.textContent = statusText(); // its lead and its words, in the new language
 }
