@@ -287,8 +287,13 @@ ENGLISH = {"the", "and", "with", "without", "layer", "layers", "head", "heads", 
 def read_everything(page, tools):
     """Scroll through the page so the lazy panels load, then return its visible text and chart text."""
     for panel in ("relative", "length", "positions", "training"):
-        page.locator(f"#panel-{panel}").scroll_into_view_if_needed()
-        tools.wait_until(page, f"() => document.querySelector('#panel-{panel}').dataset.state === 'ready'")
+        # Scrolled to again at every look, as a reader would: the panels above it still drawing can grow and push it
+        # out of reach before it is seen (on a busy machine its data was then never asked for).
+        tools.wait_until(page, f"""() => {{
+            const panel = document.querySelector('#panel-{panel}');
+            panel.scrollIntoView({{ block: 'nearest' }});
+            return panel.dataset.state === 'ready';
+        }}""", message=f"#panel-{panel} never drew")
     charts = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot .main-svg text'), "
                            "(t) => t.textContent).join(' ')")
     return page.evaluate(VISIBLE), charts
