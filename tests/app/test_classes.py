@@ -394,7 +394,6 @@ def test_events_fan_out_from_one_watcher_per_class(make_store):
     asyncio.run(run())
 
 
-@pytest.mark.slow  # waits for the keep-alive to come round: 2 s
 def test_a_students_stream_sends_a_comment_within_the_keepalive_while_others_answer(make_store):
     """nginx drops a stream idle for 60 s. A student's stream sends no joins or answers, so those changes
     must not put its keep-alive comment off: with answers every 0.1 s, the comment still comes every 0.5 s."""
