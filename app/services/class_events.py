@@ -19,6 +19,8 @@ import logging
 import time
 from collections.abc import AsyncIterator
 
+import anyio
+
 from app.stores import ClassState, ClassStore
 
 log = logging.getLogger("heads_positions")
@@ -208,10 +210,12 @@ async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, t
             if text:
                 yield text
                 last_write = time.monotonic()
-            try:
-                # Until the next change, or until the line has been silent for `keepalive` seconds: changes
-                # a student's stream does not send (joins, answers) must not put the comment off.
-                await asyncio.wait_for(changed.wait(), max(0.0, last_write + keepalive - time.monotonic()))
-            except asyncio.TimeoutError:
+            # Until the next change, or until the line has been silent for `keepalive` seconds: changes
+            # a student's stream does not send (joins, answers) must not put the comment off. Not asyncio.wait_for:
+            # on Python 3.11, a stream cancelled (its worker stopping) just as a change came would lose the
+            # cancellation there and live on, sending a comment every `keepalive` seconds to nobody.
+            with anyio.move_on_after(max(0.0, last_write + keepalive - time.monotonic())) as silence:
+                await changed.wait()
+            if silence.cancelled_caught:
                 yield ": keep-alive\n\n"  # a comment: proxies keep the connection, the browser ignores it
                 last_write = time.monotonic()

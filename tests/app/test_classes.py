@@ -426,6 +426,31 @@ def test_a_students_stream_sends_a_comment_within_the_keepalive_while_others_ans
     asyncio.run(run())
 
 
+def test_a_stream_cancelled_just_as_a_change_comes_ends(make_store):
+    """A stopping worker cancels every open stream. A change that comes in the same turn of the event loop must not
+    swallow the cancellation (asyncio.wait_for does, on Python 3.11): the stream would live on, and the worker,
+    or a test client closing, would wait for it for ever."""
+    async def run():
+        store = make_store()
+        classes = Classes(store, 10, 100)
+        broadcaster = Broadcaster(store)
+        code, _ = await classes.create()
+        state = await classes.state(code)
+        stream = event_stream(broadcaster, code, state, teacher_view=False, keepalive=30)
+        await anext(stream)
+        reader = asyncio.create_task(anext(stream))
+        await asyncio.sleep(0.1)  # the stream now waits for a change
+        channel = broadcaster.channels[code]
+        channel.publish(channel.state)  # a change a student's stream does not send...
+        reader.cancel()  # ...and the cancellation, in the same turn
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(reader, 2)
+        assert broadcaster.channels == {}  # the stream left its channel: it has ended
+        await broadcaster.close()
+        await store.close()
+    asyncio.run(run())
+
+
 def test_a_classes_db_from_before_student_tokens_keeps_its_classes(tmp_path):
     """A server upgraded mid-term opens the file the old one wrote: its classes go on, its students join again."""
     old = sqlite3.connect(tmp_path / "classes.db")
