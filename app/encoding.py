@@ -34,7 +34,8 @@ class Encoded:
     def __init__(self, json: bytes, facts: object = None):
         self.json = json
         # What the computation measured besides its JSON, for another route on the same request: /api/compare's
-        # GapFacts, which /api/compare/verdict reads instead of running the model again.
+        # Measured (its GapFacts and the verdicts made from them), which the verdict routes read instead of running
+        # the model again.
         self.facts = facts
         # The gzip form, or for a large body the task making it in a thread: the requests that share this
         # answer (a class pressing the same step at once) then wait for one compression.

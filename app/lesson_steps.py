@@ -25,6 +25,12 @@ def _setup(position: str, n_layer: int | None = 1, weights: str = "random", caus
     return setup if distance is None else {**setup, "distance": distance}
 
 
+# The steps that ask whether the last position's output differs between line A and line B, with their two
+# outcomes: the one for a gap that is rounding, then the one for a real gap.
+GAP_STEPS = {
+    "order": ("same", "different"), "leak": ("same", "different"), "pair": ("same", "different"),
+    "posemb": ("same", "different"), "nomask": ("gone", "stays"), "ex1": ("rounding", "large"),
+}
 YES_NO = ["yes", "no"]
 SAME_DIFFERENT = ["same", "different"]
 HEAD_ORDERS = ["1<4<8", "8<4<1", "4<1<8", "4<8<1", "1<8<4", "8<1<4"]  # lowest loss first

@@ -16,7 +16,7 @@ from fastapi.templating import Jinja2Templates
 
 from app import docs
 from app.batcher import Batcher
-from app.encoding import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES, Encoded, encode
+from app.encoding import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES
 from app.errors import InputError
 from app.registry import ModelRegistry
 from app.response_cache import ResponseCache
@@ -25,7 +25,7 @@ from app.server.middleware import GuardMiddleware
 from app.services.class_events import Broadcaster
 from app.services.classes import ClassError, Classes
 from app.services.compare import batch_key
-from app.services.judged_compare import compare_judged
+from app.services.judged_compare import compare_judged, encoded
 from app.services.rate_limits import ClassLimits
 from app.services.verdicts import judge_many
 from app.settings import Settings
@@ -54,7 +54,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         registry = app.state.registry
         app.state.batcher = Batcher(lambda reqs: compare_judged(reqs, registry), app.state.cache.limiter,
                                     settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key,
-                                    encode=lambda answer: Encoded(encode(answer), answer.facts))
+                                    encode=encoded)
         verdicts = Batcher(lambda items: judge_many(items, registry), app.state.cache.limiter,
                            settings.batch_size, settings.batch_wait_ms / 1000, key=lambda item: item.key)
         app.state.verdicts = VerdictPath(app.state.cache, registry, verdicts)

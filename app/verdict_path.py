@@ -1,20 +1,24 @@
 """How the verdict routes run: POST /api/compare/verdict and POST /api/lesson/{step}/verdict.
 
 The verdict on a comparison needs that comparison's float32 pass. When /api/compare has answered the same
-request in this worker (kept, or being computed), its GapFacts come with its answer and the verdict runs no
-float32 again; the explorer then decides every gap of fresh lines in float32 and answers on the event loop.
-What is left to run (a float32 pass nobody made, the float64 reruns) joins the verdict batcher: verdicts of
-many requests run together (app.services.verdicts.judge_many), in threads of /api/compare's limiter. The
-lesson's other steps run alone under the same limiter. Every answer is kept in the response cache."""
+request in this worker (kept, or being computed), its Measured comes with its answer: a verdict float32 decided
+is there already, made with the comparison, and is sent as it is, from the event loop; else its GapFacts spare
+the verdict the float32 pass. What is left to run (a float32 pass nobody made, the float64 reruns) joins the
+verdict batcher: verdicts of many requests run together (app.services.verdicts.judge_many), in threads of
+/api/compare's limiter. The lesson's other steps run alone under the same limiter. Every answer is kept in the
+response cache."""
+
+from collections.abc import Callable
 
 from app.batcher import Batcher
-from app.encoding import Encoded, encode
+from app.encoding import Encoded
+from app.lesson_steps import GAP_STEPS
 from app.registry import ModelRegistry
 from app.response_cache import ResponseCache
 from app.schemas.compare import CompareRequest
 from app.schemas.verdicts import VerdictRequest
 from app.services.gaps import GapFacts
-from app.services.verdicts import GAP_STEPS, CompareItem, StepItem, explorer_verdict, step_compare_request, verdict
+from app.services.verdicts import CompareItem, StepItem, step_compare_request, verdict
 
 
 class VerdictPath:
@@ -24,29 +28,27 @@ class VerdictPath:
         self.batcher = batcher  # runs judge_many, under cache.limiter
 
     async def compare(self, req: CompareRequest) -> Encoded:
-        async def produce():
-            facts = await self._facts(req)
-            if facts is not None:
-                answer = explorer_verdict(req, self.registry.tokenizer, facts, {})
-                if answer is not None:  # float32 decided every gap: nothing to run
-                    return encode(answer)
-            return await self.batcher.submit(CompareItem(req, facts))
-
-        return await self.cache.answer_from("compare/verdict", req, produce)
+        route = "compare/verdict"
+        return await self.cache.answer_from(
+            route, req, lambda: self._made_or_run(route, req, lambda facts: CompareItem(req, facts)))
 
     async def step(self, step_id: str, req: VerdictRequest) -> Encoded:
         fields = req.model_dump(by_alias=True)  # the step's setup names the lines a and b
         route = f"lesson/{step_id}/verdict"
         if step_id not in GAP_STEPS:
             return await self.cache.answer(route, req, lambda: verdict(step_id, fields, self.registry))
+        compared = step_compare_request(step_id, fields)
+        return await self.cache.answer_from(
+            route, req, lambda: self._made_or_run(route, compared, lambda facts: StepItem(step_id, fields, facts)))
 
-        async def produce():
-            compared = step_compare_request(step_id, fields)
-            facts = None if compared is None else await self._facts(compared)
-            return await self.batcher.submit(StepItem(step_id, fields, facts))
-
-        return await self.cache.answer_from(route, req, produce)
-
-    async def _facts(self, req: CompareRequest) -> GapFacts | None:
-        compared = await self.cache.peek("compare", req)
-        return None if compared is None else compared.facts
+    async def _made_or_run(self, route: str, compared: CompareRequest | None,
+                           item: Callable[[GapFacts | None], object]) -> bytes | Encoded:
+        """The verdict /api/compare made on `compared` for this route, or item(its GapFacts, or None) judged by the
+        verdict batcher."""
+        measured = None
+        if compared is not None:
+            kept = await self.cache.peek("compare", compared)
+            measured = None if kept is None else kept.facts
+        if measured is not None and route in measured.verdicts:
+            return measured.verdicts[route]
+        return await self.batcher.submit(item(None if measured is None else measured.facts))

@@ -52,12 +52,12 @@ end
 
 
 # A keystroke against a comparison. wrk runs one connection per thread here (-t = -c), so each thread's Lua state
-# is one client's. Modes: "alone" sends the comparison only; "page" sends a keystroke as the pages do: /api/compare,
-# then, on the same connection, the verdict when the answer did not carry it (the explorer: answer.verdict null;
-# the lesson asks its step's verdict always); "pair" asks /api/compare/verdict after every comparison, as an API
-# caller may. Lines: "fresh" are two new lines of 7 characters each time; "typing" keeps line A and types line B,
-# one new character a keystroke, 1 to 7 characters long. Each thread counts its answered comparisons (keystrokes),
-# which done() prints.
+# is one client's. Modes: "alone" sends the comparison only (the lesson's without lesson_step); "page" sends a
+# keystroke as the pages do: /api/compare, then, on the same connection, the verdict when the answer did not carry
+# it (the explorer: answer.verdict null; the lesson, whose comparison names its step: answer.step_verdict null);
+# "pair" asks the verdict route after every comparison, as an API caller may. Lines: "fresh" are two new lines of
+# 7 characters each time; "typing" keeps line A and types line B, one new character a keystroke, 1 to 7 characters
+# long. Each thread counts its answered comparisons (keystrokes), which done() prints.
 KEYSTROKE_LUA = r"""
 local text = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡"
   .. "春眠不觉晓处闻啼鸟夜来风雨声花落知多少"
@@ -80,8 +80,9 @@ end
 local a, typed = "白日依山尽", ""
 local function compare_body()
   if page == "lesson" then
-    return string.format('{"line_a":"%%s","line_b":"%%s","position":"none","weights":"random","n_head":4,"n_layer":1}',
-      a, typed)
+    local step = mode == "alone" and "" or ',"lesson_step":"order"'
+    return string.format(
+      '{"line_a":"%%s","line_b":"%%s","position":"none","weights":"random","n_head":4,"n_layer":1%%s}', a, typed, step)
   end
   return string.format('{"line_a":"%%s","line_b":"%%s","position":"learned","weights":"trained"}', a, typed)
 end
@@ -113,7 +114,8 @@ end
 response = function(status, headers, body)
   if compared then
     compares = compares + 1
-    verdict_next = mode == "pair" or (mode == "page" and (page == "lesson" or body:find('"verdict":null', 1, true)))
+    local carried = page == "lesson" and '"step_verdict":null' or '"verdict":null'
+    verdict_next = mode == "pair" or (mode == "page" and body:find(carried, 1, true) ~= nil)
   end
   compared = false
 end
@@ -158,10 +160,9 @@ def print_keystrokes(rates: dict, connections: int) -> None:
     for (page, lines), modes in rates.items():
         alone = modes["alone"]
         for mode in ("page", "pair"):
-            if page == "lesson" and mode == "pair":
-                continue  # the lesson page asks its verdict after every comparison: page and pair are one
             k = modes[mode]
-            sent = "the page" if mode == "page" else "compare + /api/compare/verdict"
+            route = "/api/lesson/order/verdict" if page == "lesson" else "/api/compare/verdict"
+            sent = "the page" if mode == "page" else f"compare + {route}"
             print(f"| {page}, {lines} lines | {sent} | {alone['per_s']:.0f} | {k['per_s']:.0f} "
                   f"| {k['per_s'] / alone['per_s']:.2f} | {k['second']:.2f} "
                   f"| {alone['cpu_ms']:.1f} / {k['cpu_ms']:.1f} "

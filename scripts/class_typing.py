@@ -8,8 +8,9 @@ The pages' rules (static/js/main.js scheduleCompare, static/js/lesson/main.js on
 - the explorer is busy while /api/compare is out; its answer carries the verdict when float32 decides it (lines
   that differ); otherwise, once the answer is in, it asks /api/compare/verdict on the same body (static/js/api.js),
   and a newer comparison does not abort that verdict;
-- the lesson is busy until both answers are in: /api/compare, then /api/lesson/{step}/verdict; a newer request
-  aborts both.
+- the lesson is busy until both answers are in: /api/compare, which names the step (lesson_step) and carries its
+  verdict when float32 decides it (lines that are not a reordering), then, only when it did not,
+  /api/lesson/{step}/verdict; a newer request aborts both.
 Like Chromium, each student keeps its connections alive and sends on its most recently used idle one.
 
 A keystroke's time runs from the key until both answers of a request that holds it (that one or a later one)
@@ -31,7 +32,7 @@ CHARS = "月光明春风花雨夜江水云天秋星石草木竹松溪山河海�
 # The explorer's default setup (trained pos_emb) and the lesson's step 1 as the pages send them.
 PAGES = {
     "explorer": {"compare": {"position": "learned", "weights": "trained"}, "verdict": "/api/compare/verdict"},
-    "lesson": {"compare": {"position": "none", "weights": "random", "n_head": 4, "n_layer": 1},
+    "lesson": {"compare": {"position": "none", "weights": "random", "n_head": 4, "n_layer": 1, "lesson_step": "order"},
                "verdict": "/api/lesson/order/verdict"},
 }
 
@@ -42,6 +43,11 @@ def verdict_body(page: str, compare: dict) -> dict:
         return compare
     body = {"line_a": compare["line_a"], "line_b": compare["line_b"], "causal": compare.get("causal", True)}
     return body | {k: v for k, v in compare.items() if k in ("position", "weights", "n_layer", "n_head")}
+
+
+def carried(page: str, answer: bytes) -> bool:
+    """Whether the comparison's answer carries the verdict the page reads: the explorer's, or the lesson step's."""
+    return json.loads(answer)["verdict" if page == "explorer" else "step_verdict"] is not None
 
 
 class Connections:
@@ -124,11 +130,12 @@ class Student:
     async def ask(self, k: int, body: dict) -> None:
         status, answer = await self.http.post("/api/compare", body)
         self.errors += status != 200
+        if status == 200 and carried(self.page, answer):
+            self.shown = k
+            self.answered(k)  # the answer carried its verdict: nothing more to ask
+            return
         if self.page == "explorer":
             self.shown = k
-            if status == 200 and json.loads(answer)["verdict"] is not None:
-                self.answered(k)  # the answer carried its verdict: nothing more to ask
-                return
             task = asyncio.get_running_loop().create_task(self.judge(k, body))
             self.verdicts.add(task)
             task.add_done_callback(self.verdicts.discard)

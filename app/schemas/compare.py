@@ -14,7 +14,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from app.lesson_steps import LESSON_LINES
+from app.lesson_steps import GAP_STEPS, LESSON_LINES
 from app.schemas.text import NoControls
 from model.gpt import PositionMode
 
@@ -91,6 +91,11 @@ class CompareRequest(BaseModel):
     attention_without_position: bool = Field(
         True, description="false leaves each line's `attention_without_position` out (null): it halves a long "
         "line's answer when only the maps with position information are shown.",
+    )
+    lesson_step: Literal[tuple(GAP_STEPS)] | None = Field(
+        None, description="A lesson step that asks whether the last position's output differs (order, leak, pair, "
+        "posemb, nomask, ex1): the answer's `step_verdict` is then that step's verdict, as POST /api/lesson/{step}/"
+        "verdict gives it, when float32 decides it. Ignored by /api/compare/verdict.",
     )
 
 

@@ -142,3 +142,10 @@ class CompareWithVerdict(CompareResponse):
         "for lines that differ: the sentences then need no second request. Null when a gap is too small for "
         "float32 to tell rounding from a real difference: ask POST /api/compare/verdict, which reruns it in float64."
     )
+    step_verdict: Verdict | None = Field(
+        description="With `lesson_step`: POST /api/lesson/{lesson_step}/verdict's answer on the same setup when "
+        "float32 decides it (lines that are not a reordering of each other, a gap far above float32's own "
+        "error), so the lesson page needs no second request. Null otherwise: without `lesson_step`; when the gap "
+        "needs the float64 rerun; or when this request is not the step's setup (another seed, or n_layer or "
+        "n_head omitted where the step sets them): ask the verdict route."
+    )

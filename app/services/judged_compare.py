@@ -1,22 +1,48 @@
-"""POST /api/compare's answers, each with the explorer's verdict on it when float32 decides that verdict alone.
+"""POST /api/compare's answers, each with the verdicts that float32 decides alone.
 
 A student typing needs the maps and the sentences under them for every keystroke. For lines that differ, float32
-decides every gap (app.services.gaps), so the verdict costs no model run: it is made here, from the comparison's
+decides every gap (app.services.gaps), so a verdict costs no model run: it is made here, from the comparison's
 own float32 pass, and the page sends one request per keystroke instead of two (issue 28: two requests cost a
-class's server a third more than one). Where a gap is too small for float32 to decide, `verdict` is null and the
-page asks POST /api/compare/verdict, whose float64 rerun decides it; that route answers any caller alike."""
+class's server a third more than one). `verdict` is the explorer's (POST /api/compare/verdict's answer), and, when
+the request names a `lesson_step`, `step_verdict` is that step's (POST /api/lesson/{step}/verdict's). Where a gap is
+too small for float32 to decide, the verdict is null and the page asks its route, whose float64 rerun decides it."""
 
+from dataclasses import dataclass
+
+from app.encoding import Encoded, encode
 from app.errors import InputError
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
 from app.services.compare import Answer, compare_many
-from app.services.verdicts import explorer_verdict
+from app.services.gaps import GapFacts
+from app.services.verdicts import explorer_verdict, step_verdict32
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What an answer gives the verdict routes on the same request, besides its JSON: its float32 GapFacts, and the
+    verdicts already made from them, encoded, by the route that answers them ("compare/verdict",
+    "lesson/order/verdict"), so that a route asked after the comparison sends them without making them again."""
+
+    facts: GapFacts
+    verdicts: dict[str, bytes]
 
 
 def compare_judged(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Answer | InputError]:
-    """compare_many's answers, each with `verdict`: explorer_verdict's answer from the float32 pass, or None."""
+    """compare_many's answers, each with `verdict` and `step_verdict`: the verdicts float32 decides, or None."""
     answers = compare_many(reqs, registry)
     for req, answer in zip(reqs, answers):
         if isinstance(answer, Answer):
             answer["verdict"] = explorer_verdict(req, registry.tokenizer, answer.facts, {})
+            answer["step_verdict"] = req.lesson_step and step_verdict32(req, answer.facts, registry)
     return answers
+
+
+def encoded(answer: Answer) -> Encoded:
+    """The answer's JSON, with its Measured: each verdict it carries, encoded on its own for its route."""
+    verdicts = {}
+    if answer["verdict"] is not None:
+        verdicts["compare/verdict"] = encode(answer["verdict"])
+    if answer["step_verdict"] is not None:
+        verdicts[f"lesson/{answer['step_verdict']['step']}/verdict"] = encode(answer["step_verdict"])
+    return Encoded(encode(answer), Measured(answer.facts, verdicts))

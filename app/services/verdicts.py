@@ -24,7 +24,7 @@ import torch
 from pydantic import ValidationError
 
 from app.errors import InputError
-from app.lesson_steps import STEPS
+from app.lesson_steps import GAP_STEPS, STEPS
 from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
 from app.services.alignment import alignment
@@ -73,10 +73,6 @@ TAIL_EVALS = 20  # the last evaluations of a training run whose spread measures 
 STEP_BY_ID = {step["id"]: step for step in STEPS}
 # Steps that ask whether the last position's output changes between line A and line B: the choice
 # ids meaning "the gap is rounding" and "the gap is real".
-GAP_STEPS = {
-    "order": ("same", "different"), "leak": ("same", "different"), "pair": ("same", "different"),
-    "posemb": ("same", "different"), "nomask": ("gone", "stays"), "ex1": ("rounding", "large"),
-}
 JUDGED_STEPS = tuple(step["id"] for step in STEPS if step["kind"] not in ("selftest", "summary"))
 
 
@@ -150,17 +146,29 @@ def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, position: str
 
 
 def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
-    """The /api/compare request the lesson page sends beside this step's verdict (compareBody in
-    static/js/controls.js), whose GapFacts the verdict reads; None when the setup makes none."""
+    """The /api/compare request the lesson page sends for this step's setup (compareBody in static/js/controls.js,
+    with lesson_step), whose GapFacts the verdict reads; None when the setup makes none."""
     setup = _setup(step_id, fields)
     body = {"line_a": setup["a"], "line_b": setup.get("b") or setup["a"], "position": setup["position"],
-            "weights": setup["weights"], "causal": setup["causal"]}
+            "weights": setup["weights"], "causal": setup["causal"], "lesson_step": step_id}
     if setup["weights"] == "random":
         body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
     try:
         return CompareRequest(**body)
     except ValidationError:
         return None
+
+
+def step_verdict32(req: CompareRequest, facts: GapFacts, registry: ModelRegistry) -> dict | None:
+    """The verdict of lesson step req.lesson_step on this comparison, from its float32 pass, when float32 decides it
+    (StepJudging); else None. None too when the comparison is not the one the step's setup makes (another seed, a
+    depth left to the weights' default): its facts would be another model's, and the verdict route runs its own."""
+    fields = {"a": req.line_a, "b": req.line_b, "position": req.position, "weights": req.weights,
+              "causal": req.causal, "n_layer": req.n_layer, "n_head": req.n_head}
+    if step_compare_request(req.lesson_step, fields) != req:
+        return None
+    judging = StepJudging(req.lesson_step, fields, facts, registry)
+    return judging.answer([], registry) if judging.decided32() else None
 
 
 class StepJudging:
@@ -188,11 +196,13 @@ class StepJudging:
             self.facts = gap_facts(runs, None)
 
     def lines64(self) -> list[LineKey]:
-        if self._decided32():
+        if self.decided32():
             return []
         return [LineKey(self.model, ids, self.setup["causal"], WITH) for ids in (self.ids_a, self.ids_b)]
 
-    def _decided32(self) -> bool:
+    def decided32(self) -> bool:
+        """Whether float32 decides: lines that are not a reordering (no aligned row to judge), gap far above
+        float32's own error (gaps.decided32)."""
         shown = self.facts.gaps[0, WITH]
         return self.order is None and decided32(shown.gap, shown.scale) is not None
 

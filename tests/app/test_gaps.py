@@ -23,7 +23,7 @@ from app.services.gaps import (
     last_gap,
 )
 from app.services.twins import LineKey, lines64
-from app.services.verdicts import compare_verdict
+from app.services.verdicts import compare_verdict, verdict
 from model import GPT
 
 CHARS = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡春眠不觉晓处闻啼鸟"
@@ -134,10 +134,11 @@ def test_the_explorers_verdict_after_its_comparison_runs_no_model(client, regist
     {"position": "learned", "weights": "random", "n_layer": 3, "n_head": 8, "causal": False},
     {"position": "rope", "weights": "random", "n_layer": 2, "n_head": 1, "seed": 3},
 ])
-def test_the_comparison_carries_the_verdict_exactly_when_float32_decides_it(client, setup):
-    """/api/compare's `verdict` is the verdict route's answer, byte for byte, for lines that differ (float32 decides
-    every gap); null where a gap needs the float64 rerun (a reordering's aligned rows, the same line twice), and the
-    verdict route then answers from that rerun. Lines of other lengths and an unknown character included."""
+def test_the_comparison_carries_the_verdict_exactly_when_float32_decides_it(client, registry, setup):
+    """/api/compare's `verdict` is the verdict computed alone (its own float32 pass, its own float64 reruns), byte for
+    byte, for lines that differ (float32 decides every gap), and the verdict route then sends it; null where a gap
+    needs the float64 rerun (a reordering's aligned rows, the same line twice), and the verdict route then answers
+    from that rerun. Lines of other lengths and an unknown character included."""
     rng = random.Random(28)
     fresh = [("".join(rng.choice(CHARS) for _ in range(7)), "".join(rng.choice(CHARS) for _ in range(7)))
              for _ in range(4)] + [("白日依山尽", "黄河入海流欲穷"), ("a白日", "白日依山尽Q")]
@@ -146,12 +147,13 @@ def test_the_comparison_carries_the_verdict_exactly_when_float32_decides_it(clie
         carried = client.post("/api/compare", json=body).json()["verdict"]
         asked = client.post("/api/compare/verdict", json=body)
         assert asked.status_code == 200
+        alone = json.loads(encode(compare_verdict(CompareRequest(**body), registry)))
+        assert asked.json() == alone, (a, b)
         if (a, b) in fresh:
-            assert carried is not None, (a, b)
-            assert json.dumps(carried, ensure_ascii=False) == json.dumps(asked.json(), ensure_ascii=False)
+            assert carried == alone, (a, b)
         else:
             assert carried is None, (a, b)  # float32 cannot decide an aligned row that is rounding
-            assert asked.json()["aligned"] is not None
+            assert alone["aligned"] is not None
 
 
 def test_a_rounding_gap_is_rerun_in_float64_only(client, monkeypatch):
@@ -173,7 +175,7 @@ def test_the_lessons_verdict_after_its_comparison_reruns_only_line_b_in_float64(
     twins._kept.clear()  # no float64 line kept from another test
     passes = {}
     for b in ("山依日白尽", "日白依山尽", "山依日白尽月"):
-        client.post("/api/compare", json={"line_a": "白日依山尽", "line_b": b, **setup})
+        client.post("/api/compare", json={"line_a": "白日依山尽", "line_b": b, "lesson_step": "order", **setup})
         passes[b] = count_traces(monkeypatch)
         got = client.post("/api/lesson/order/verdict", json={"a": "白日依山尽", "b": b, "causal": True, **setup})
         assert got.status_code == 200
@@ -186,3 +188,59 @@ def test_the_lessons_verdict_after_its_comparison_reruns_only_line_b_in_float64(
     assert "gap64" not in figures and figures["float32_limit"] == FLOAT32_DECIDES * figures["largest_logit"]
     assert figures["gap"] > figures["float32_limit"]
     assert got.json()["outcome"] == "different"
+
+
+STEP_SETUPS = [
+    ("order", {"position": "none", "weights": "random", "n_layer": 1, "n_head": 4}),
+    ("leak", {"position": "none", "weights": "random", "n_layer": 2, "n_head": 4}),
+    ("nomask", {"position": "none", "weights": "random", "n_layer": 2, "n_head": 4, "causal": False}),
+    ("posemb", {"position": "learned", "weights": "trained"}),
+    ("pair", {"position": "none", "weights": "trained"}),
+    ("ex1", {"position": "rope", "weights": "random", "n_layer": 3, "n_head": 8}),
+]
+
+
+@pytest.mark.parametrize("step,setup", STEP_SETUPS)
+def test_a_lesson_steps_comparison_carries_its_verdict_exactly_when_float32_decides_it(client, registry, step, setup):
+    """With lesson_step, /api/compare's `step_verdict` is the step's verdict computed alone (its own float32 pass and
+    float64 rerun), for lines that are not a reordering of each other; null for a reordering and the same line twice,
+    which the verdict route then decides in float64. The verdict route answers the same in every case."""
+    rng = random.Random(step)
+    fresh = [("".join(rng.choice(CHARS) for _ in range(7)), "".join(rng.choice(CHARS) for _ in range(5)))
+             for _ in range(3)] + [("白日依山尽", "黄河入海流欲穷"), ("a白日", "白日依山尽Q")]
+    for a, b in fresh + [("白日依山尽", "山依日白尽"), ("白日依山尽", "白日依山尽")]:
+        body = {"line_a": a, "line_b": b, "causal": setup.get("causal", True), **setup}
+        answer = client.post("/api/compare", json={**body, "lesson_step": step})
+        assert answer.status_code == 200
+        fields = {"a": a, "b": b, **{k: v for k, v in body.items() if k not in ("line_a", "line_b")}}
+        alone = json.loads(encode(verdict(step, fields, registry)))
+        asked = client.post(f"/api/lesson/{step}/verdict", json=fields)
+        assert asked.status_code == 200 and asked.json() == alone, (step, a, b)
+        if (a, b) in fresh:
+            assert answer.json()["step_verdict"] == alone, (step, a, b)
+            assert "float32_limit" in alone["figures"]
+        else:
+            assert answer.json()["step_verdict"] is None, (step, a, b)
+        # The explorer's verdict rides along as without lesson_step.
+        assert answer.json()["verdict"] == client.post("/api/compare", json=body).json()["verdict"]
+
+
+def test_a_comparison_that_is_not_the_steps_setup_carries_no_step_verdict(client, registry):
+    """The step's verdict is on the step's own model (seed 0, the step's depth): a comparison on another seed, or
+    with the depth left to the weights' default, measured another model and carries none; the route answers."""
+    lines = {"line_a": "床前明月光", "line_b": "疑是地上霜"}
+    for other in ({"weights": "random", "n_layer": 2, "n_head": 4, "seed": 5},
+                  {"weights": "random", "n_head": 4}):
+        body = {**lines, "position": "none", "lesson_step": "leak", **other}
+        answer = client.post("/api/compare", json=body)
+        assert answer.status_code == 200 and answer.json()["step_verdict"] is None
+    asked = client.post("/api/lesson/leak/verdict", json={**lines, "position": "none", "weights": "random",
+                                                         "n_head": 4})
+    assert asked.json()["outcome"] == "different" and asked.json()["figures"]["n_layer"] == 2  # the step's depth
+
+
+@pytest.mark.parametrize("step", ["limit", "heads", "", 1, "ORDER"])
+def test_a_lesson_step_without_a_gap_verdict_is_refused_by_name(client, step):
+    got = client.post("/api/compare", json={"line_a": "白日", "line_b": "日白", "lesson_step": step})
+    assert got.status_code == 422
+    assert "lesson_step" in got.text and "order" in got.text and "ex1" in got.text

@@ -180,9 +180,15 @@ def test_every_verdict_sentence_says_what_the_verdict_says(open_page, tools, ser
     sent = []
 
     def on_request(request) -> None:
-        match = VERDICT_URL.search(request.url.split("?")[0])
+        path = request.url.split("?")[0]
+        match = VERDICT_URL.search(path)
         if match and request.method == "POST":
             sent.append((match.group(1), request.post_data, None))
+        elif path.endswith("/api/compare") and request.method == "POST":
+            body = json.loads(request.post_data)
+            if "lesson_step" in body:  # a comparison that may carry the step's verdict (step_verdict): its setup
+                step_id = body.pop("lesson_step")
+                sent.append((step_id, json.dumps({**body, "causal": body.get("causal", True)}), None))
 
     page.on("request", on_request)
     checked = 0

@@ -175,6 +175,37 @@ def test_the_lessons_charts_are_drawn_again_in_place(open_page, tools):
     assert page.get_attribute("#charts", "data-stale") is None
 
 
+def test_a_lesson_line_that_is_no_reordering_costs_one_request_and_its_verdict_shows(open_page, tools, server_url):
+    """Step 1 with a line B that is not a reordering of A (another length, an unknown character): the comparison
+    names the step and carries its verdict (step_verdict), so the page asks no /api/lesson/order/verdict (issue 28),
+    and the sentence shown is that verdict's, the one the verdict route gives. A reordering asks the route."""
+    page, count = open_step_one(open_page, tools)
+    asked, sent = [], []
+    page.on("request", lambda r: "/api/" in r.url and r.method == "POST" and asked.append(r.url.rsplit("/api/", 1)[1]))
+    page.on("request", lambda r: r.url.endswith("/api/compare") and sent.append(json.loads(r.post_data)))
+    new = "黄河入海流欲Q"
+    page.fill("#line-b", new)
+    count = tools.wait_rendered(page, count)
+    tools.wait_idle(page)
+    assert asked and set(asked) == {"compare"}, asked
+    body = sent[-1]
+    assert body["lesson_step"] == "order" and body["line_b"] == new
+    setup = {"a": body["line_a"], "b": new, "position": body["position"], "weights": body["weights"],
+             "causal": body.get("causal", True), "n_layer": body["n_layer"], "n_head": body["n_head"]}
+    judged = post_json(server_url + "/api/lesson/order/verdict", setup)
+    assert post_json(server_url + "/api/compare", body)["step_verdict"] == judged
+    assert page.get_attribute("[data-verdict]", "data-outcome") == judged["outcome"] == "different"
+    assert float(page.get_attribute("[data-verdict]", "data-value")) == pytest.approx(judged["figures"]["gap"])
+    assert "Q" in page.inner_text("[data-verdict]")  # the reason names line B's last character
+    # A reordering that keeps the last character: only the float64 rerun tells rounding, so the route is asked.
+    a = body["line_a"]
+    page.fill("#line-b", a[1] + a[0] + a[2:])
+    tools.wait_rendered(page, count)
+    tools.wait_idle(page)
+    assert asked[-1] == "lesson/order/verdict", asked
+    assert page.get_attribute("[data-verdict]", "data-outcome") == "same"
+
+
 def test_fast_typing_in_the_lesson_ends_on_the_answer_for_the_lines_in_the_boxes(open_page, tools, server_url):
     """The map of line B and the verdict's figure left on screen are the server's for the final setup."""
     page, count = open_step_one(open_page, tools)

@@ -42,13 +42,18 @@ function judged(data, text, value) {
 }
 
 /**
- * The comparison, then the verdict on the same setup: asked once the comparison is in, it goes by the same
- * connection to the server worker that keeps the comparison's float32 pass, and runs only the float64 rerun.
+ * A same-or-different step's comparison, which names the step (lesson_step) and carries the step's verdict when float32 decides it, as it
+ * does for lines that are not a reordering: a keystroke is then one request. Otherwise (step_verdict null) the
+ * verdict is asked once the comparison is in: it goes by the same connection to the server worker that keeps the
+ * comparison's float32 pass, and runs only the float64 rerun.
  */
 async function fetchCompare(ctx, signal) {
-  const data = await postCompare(compareBody(ctx.setup), signal);
-  return { ...data, verdict: await postVerdict(ctx.step.id, ctx.setup, signal) };
+  const data = await postCompare({ ...compareBody(ctx.setup), lesson_step: ctx.step.id }, signal);
+  return { ...data, verdict: data.step_verdict ?? await postVerdict(ctx.step.id, ctx.setup, signal) };
 }
+
+/** The comparison and the verdict of a step whose verdict does not read the comparison: both asked at once. */
+const fetchCompareBeside = withVerdict((ctx, signal) => postCompare(compareBody(ctx.setup), signal));
 
 /** Why the gap is what it is, in the words of the server's reason id. */
 function reason(verdict, setup) {
@@ -326,7 +331,7 @@ const table = {
 const degrees = (radians) => (radians * 180) / Math.PI;
 
 const rotate = {
-  fetch: fetchCompare,
+  fetch: fetchCompareBeside,
   judge(data, ctx) {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr("reason_not_rope", { mode: modeLabel(ctx.setup.position) }));
@@ -522,7 +527,7 @@ function headNumbers(data) {
 }
 
 const heads = {
-  fetch: fetchCompare,
+  fetch: fetchCompareBeside,
   judge(data) {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr("reason_one_head"));
