@@ -394,17 +394,23 @@ def test_events_fan_out_from_one_watcher_per_class(make_store):
     asyncio.run(run())
 
 
+async def student_stream(store, keepalive: float):
+    """A new class on `store` and a student's event stream of it, its first event read: (classes, broadcaster,
+    code, stream)."""
+    classes = Classes(store, 10, 100)
+    broadcaster = Broadcaster(store)
+    code, _ = await classes.create()
+    stream = event_stream(broadcaster, code, await classes.state(code), teacher_view=False, keepalive=keepalive)
+    assert (await anext(stream)).startswith("retry: 1000\ndata: ")
+    return classes, broadcaster, code, stream
+
+
 def test_a_students_stream_sends_a_comment_within_the_keepalive_while_others_answer(make_store):
     """nginx drops a stream idle for 60 s. A student's stream sends no joins or answers, so those changes
     must not put its keep-alive comment off: with answers every 0.1 s, the comment still comes every 0.5 s."""
     async def run():
         store = make_store()
-        classes = Classes(store, 10, 100)
-        broadcaster = Broadcaster(store)
-        code, _ = await classes.create()
-        state = await classes.state(code)
-        stream = event_stream(broadcaster, code, state, teacher_view=False, keepalive=0.5)
-        assert (await anext(stream)).startswith("retry: 1000\ndata: ")
+        classes, broadcaster, code, stream = await student_stream(store, keepalive=0.5)
 
         async def busy():
             while True:
@@ -432,12 +438,7 @@ def test_a_stream_cancelled_just_as_a_change_comes_ends(make_store):
     or a test client closing, would wait for it for ever."""
     async def run():
         store = make_store()
-        classes = Classes(store, 10, 100)
-        broadcaster = Broadcaster(store)
-        code, _ = await classes.create()
-        state = await classes.state(code)
-        stream = event_stream(broadcaster, code, state, teacher_view=False, keepalive=30)
-        await anext(stream)
+        _, broadcaster, code, stream = await student_stream(store, keepalive=30)
         reader = asyncio.create_task(anext(stream))
         await asyncio.sleep(0.1)  # the stream now waits for a change
         channel = broadcaster.channels[code]
