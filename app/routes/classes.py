@@ -75,6 +75,21 @@ async def _known(request: Request, limits, lookup: Awaitable):
         raise
 
 
+async def _as_teacher(request: Request, limits, check: Awaitable):
+    """check's result: a teacher-only check (require_teacher, record). Its refusal of a token (403
+    teacher_token_wrong, or 404 for no class) counts as a miss against the address, and once the address has
+    too many, the refusal is a 429 whatever the code: 403 against 404 would otherwise tell a guesser, at any
+    speed, which codes are classes. No token is 403 teacher_only before any lookup; the teacher's own token is
+    never slowed."""
+    try:
+        return await check
+    except ClassError as error:
+        if error.status in (403, 404) and error.type != "teacher_only":
+            await limits.misses.check(address(request))
+            await limits.misses.note(address(request))
+        raise
+
+
 async def _may_create(request: Request, settings: Settings, limits, key: str | None) -> None:
     """The server's own machine (loopback) always may; with HP_TEACHER_KEY, its holders; otherwise an address
     may start HP_CLASSES_PER_HOUR classes an hour, so a student cannot fill the teacher's address's quota."""
@@ -175,31 +190,32 @@ async def join(request: Request, response: Response, code: ClassCode, classes: C
 
 @router.post("/{code}/remove", response_model=Removed, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                              s503=STORE_DOWN))
-async def remove(code: ClassCode, body: Removal, classes: ClassesDep, token: Token):
+async def remove(request: Request, code: ClassCode, body: Removal, classes: ClassesDep, token: Token, limits: Limits):
     """Teacher only: remove a student, or everyone who joined after a moment. Their tokens get 403
     student_removed from then on, their answers no longer count in any step, and their phones are told."""
-    await classes.require_teacher(code, token)
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
     students = [body.student] if body.student is not None else None
     return {"removed": await classes.remove(code, students, body.joined_after)}
 
 
 @router.post("/{code}/step", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                         s503=STORE_DOWN))
-async def move_step(code: ClassCode, move: StepMove, classes: ClassesDep, token: Token):
+async def move_step(request: Request, code: ClassCode, move: StepMove, classes: ClassesDep, token: Token,
+                    limits: Limits):
     """Teacher only: show step N on every student's screen, its answer hidden again."""
-    await classes.require_teacher(code, token)
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
     await classes.set_step(code, move.step)
     return {}
 
 
 @router.post("/{code}/reveal", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                           s503=STORE_DOWN))
-async def reveal(code: ClassCode, classes: ClassesDep, registry: Registry, token: Token,
-                 setup: VerdictRequest | None = None):
+async def reveal(request: Request, code: ClassCode, classes: ClassesDep, registry: Registry, token: Token,
+                 limits: Limits, setup: VerdictRequest | None = None):
     """Teacher only: show the current step's answer everywhere; answers to it close. The server decides which
     choices are right, from the setup on the teacher's screen (the same fields as POST /api/lesson/{step}/verdict;
     absent: the step's own), and keeps them with the class's results."""
-    await classes.require_teacher(code, token)
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
     fields = setup.model_dump(by_alias=True) if setup else {}
 
     async def judge(step_id: str) -> list[str]:
@@ -211,55 +227,59 @@ async def reveal(code: ClassCode, classes: ClassesDep, registry: Registry, token
 @router.post("/{code}/again", response_model=Round, responses=_responses(
     s403=TEACHER, s404=NOT_FOUND, s409="answers_closed (revealed), too_many_rounds (ctx: max_rounds), "
                                        "step_without_question.", s503=STORE_DOWN))
-async def again(code: ClassCode, classes: ClassesDep, token: Token):
+async def again(request: Request, code: ClassCode, classes: ClassesDep, token: Token, limits: Limits):
     """Teacher only: close the current step's first vote and open a second, before the reveal (peer instruction:
     students talk to a neighbour, then vote again). The second round counts only the answers sent in it."""
-    await classes.require_teacher(code, token)
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
     return {"round": await classes.again(code)}
 
 
 @router.post("/{code}/lock", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                         s503=STORE_DOWN))
-async def lock(code: ClassCode, classes: ClassesDep, token: Token):
+async def lock(request: Request, code: ClassCode, classes: ClassesDep, token: Token, limits: Limits):
     """Teacher only: close joining. New students get 403 class_locked; those who joined stay and answer."""
-    await classes.require_teacher(code, token)
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
     await classes.set_locked(code, True)
     return {}
 
 
 @router.post("/{code}/unlock", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                           s503=STORE_DOWN))
-async def unlock(code: ClassCode, classes: ClassesDep, token: Token):
+async def unlock(request: Request, code: ClassCode, classes: ClassesDep, token: Token, limits: Limits):
     """Teacher only: open joining again."""
-    await classes.require_teacher(code, token)
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
     await classes.set_locked(code, False)
     return {}
 
 
 @router.post("/{code}/end", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                        s503=STORE_DOWN))
-async def end(code: ClassCode, classes: ClassesDep, token: Token):
+async def end(request: Request, code: ClassCode, classes: ClassesDep, token: Token, limits: Limits):
     """Teacher only: close the class; every screen is told it ended. Its results stay readable with the teacher's
     token for 24 hours (GET /results)."""
-    await classes.require_teacher(code, token)
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
     await classes.end(code)
     return {}
 
 
 @router.get("/{code}/results", response_model=ClassResults, responses=_responses(
     s403=TEACHER, s404=NOT_FOUND + " An ended class's results are kept for 24 hours.", s503=STORE_DOWN))
-async def results(request: Request, code: ClassCode, classes: ClassesDep, token: Token, lang: Lang = "en"):
+async def results(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, token: Token,
+                  lang: Lang = "en"):
     """Teacher only, while the class runs and for 24 hours after it ends: every step it visited that asks a
     question, with each round's counts, the choices the server accepted at the reveal, and who did not answer."""
-    return class_results(code, await classes.record(code, token), static_dir(request), lang)
+    record = await _as_teacher(request, limits, classes.record(code, token))
+    return class_results(code, record, static_dir(request), lang)
 
 
 @router.get("/{code}/results.csv", response_class=Response, responses={**_responses(
     s403=TEACHER, s404=NOT_FOUND, s503=STORE_DOWN), 200: {"content": {"text/csv": {}}, "description":
     "UTF-8 with a byte-order mark, one row per step, round and choice: " + ", ".join(CSV_COLUMNS) + "."}})
-async def results_table(request: Request, code: ClassCode, classes: ClassesDep, token: Token, lang: Lang = "en"):
+async def results_table(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, token: Token,
+                        lang: Lang = "en"):
     """Teacher only: the same results as a spreadsheet opens them, in any language."""
-    table = results_csv(class_results(code, await classes.record(code, token), static_dir(request), lang))
+    record = await _as_teacher(request, limits, classes.record(code, token))
+    table = results_csv(class_results(code, record, static_dir(request), lang))
     return Response(table, media_type="text/csv; charset=utf-8", headers={
         "Content-Disposition": f'attachment; filename="class-{code}-results.csv"'})
 

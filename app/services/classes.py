@@ -177,12 +177,12 @@ class Classes:
 
     async def record(self, code: str, token: str | None) -> ClassRecord:
         """The class's record for its teacher, while it runs and for a day after it ends (404 after)."""
+        if token is None:  # before the lookup: the same answer for a class and for no class
+            raise ClassError(403, "teacher_only",
+                             "only the teacher can do this: send Authorization: Bearer <teacher_token>")
         record = await self.ask(self.store.record(code, time.time()))
         if record is None:
             raise missing(code)
-        if token is None:
-            raise ClassError(403, "teacher_only",
-                             "only the teacher can do this: send Authorization: Bearer <teacher_token>")
         if not hmac.compare_digest(record.token_hash, token_hash(token)):
             raise ClassError(403, "teacher_token_wrong", "this is not the teacher's token for this class")
         return record

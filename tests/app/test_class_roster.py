@@ -39,6 +39,33 @@ class From:
         return call
 
 
+TEACHER_ROUTES = [("POST", "reveal", None), ("POST", "step", {"step": 2}), ("POST", "again", None),
+                  ("POST", "lock", None), ("POST", "unlock", None), ("POST", "end", None),
+                  ("POST", "remove", {"student": "made-up-student-0001"}), ("GET", "results", None),
+                  ("GET", "results.csv", None)]
+
+
+@pytest.mark.parametrize("method,route,body", TEACHER_ROUTES)
+def test_a_made_up_teacher_token_is_slowed_like_an_unknown_code(clients, method, route, body):
+    """A teacher-only route answered 403 for a wrong token on a real code and 404 on an unknown one, unslowed: a
+    guesser could sort codes into classes and not. Now each refusal of a token counts as a miss, and past the
+    limit every code gets 429 alike; no token is 403 before any lookup; the teacher's own token still leads."""
+    teacher_client, phone = clients
+    code, teacher, _ = open_class(teacher_client)
+    unknown = "ZZZZZ2" if code != "ZZZZZ2" else "ZZZZZ3"
+    forged = {"Authorization": "Bearer " + "A" * 43}
+
+    def ask(at, code, headers=None):
+        return at.request(method, f"/api/classes/{code}/{route}", json=body, headers=headers)
+    assert ask(phone, code).status_code == ask(phone, unknown).status_code == 403  # no token: no lookup
+    assert detail(ask(phone, unknown))["type"] == "teacher_only"
+    statuses = [ask(phone, unknown if n % 2 else code, forged).status_code for n in range(70)]
+    assert set(statuses[:60]) == {403, 404} and set(statuses[60:]) == {429}, statuses
+    assert detail(ask(phone, code, forged))["type"] == "too_many_unknown_codes"
+    assert phone.get(f"/api/classes/{code}", headers=teacher).status_code == 200  # the teacher's token anywhere
+    assert ask(teacher_client, code, teacher).status_code == 200  # the teacher, at another address
+
+
 @contextlib.contextmanager
 def served_to(settings):
     with TestClient(ProxyHeadersMiddleware(create_app(settings), trusted_hosts="*")) as client:
