@@ -1,10 +1,16 @@
-"""uvicorn's HTTP protocol (httptools) with a deadline for receiving each request.
+"""uvicorn's HTTP protocol (httptools) with a deadline for receiving each request, and a class's event
+streams closed when the worker stops.
 
 uvicorn bounds no request that is still arriving: timeout_keep_alive only runs between requests, and
 every byte received cancels it. A client that sends its headers a byte a second would hold its
 connection, and a file descriptor, for ever; enough of them reach the worker's open-file limit, and
 then nobody else gets in. Here the head and body of each request must arrive within REQUEST_TIMEOUT
 of its first byte (of the connection, for the first request), or the connection is closed.
+
+A stopping worker (SIGTERM: a restart, Docker's stop) answers the requests in hand before it exits, for at most
+uvicorn's graceful timeout (5 s), and then cancels them. A class's event stream never ends by itself: it held
+every stop for the whole 5 s, in which no screen heard anything, and its cancellation was logged as a
+traceback. It is closed at once instead, and the browser reconnects after its retry (1 s), to the next worker.
 """
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -12,6 +18,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 # The page's requests are under 1 KB and the largest body allowed is 64 KB: 10 s is room for a slow
 # phone link, and a slow client then costs a connection for 10 s at most.
 REQUEST_TIMEOUT = 10.0
+EVENTS_PATH = "/events"  # GET /api/classes/{code}/events (app/routes/classes.py)
 
 
 class RequestDeadlineProtocol(HttpToolsProtocol):
@@ -33,6 +40,13 @@ class RequestDeadlineProtocol(HttpToolsProtocol):
     def connection_lost(self, exc) -> None:
         self._cancel_timer()
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete and cycle.scope["path"].endswith(EVENTS_PATH):
+            self.transport.close()  # connection_lost tells the app: the stream's response ends
+            return
+        super().shutdown()
 
     def _start_timer(self) -> None:
         self.request_timer = self.loop.call_later(REQUEST_TIMEOUT, self._too_slow)

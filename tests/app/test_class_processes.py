@@ -8,7 +8,7 @@ import multiprocessing
 
 import httpx
 import pytest
-from class_servers import open_stores_at_once, redis_server, served
+from class_servers import Served, open_stores_at_once, redis_server, served
 
 pytestmark = pytest.mark.slow  # real servers: the app in subprocesses, and Redis
 
@@ -102,6 +102,25 @@ def test_a_restart_keeps_the_class_its_step_its_answers_and_its_tokens(tmp_path)
         httpx.post(f"{server.url}/api/classes/{code}/reveal", headers=teacher).raise_for_status()
         view = httpx.get(f"{server.url}/api/classes/{code}", headers=teacher).json()
         assert view["revealed"] is True and view["counts"] == {"stays": 2, "gone": 1}
+
+
+def test_a_stopping_server_closes_the_classs_streams_at_once(tmp_path):
+    """SIGTERM with phones connected (teacher review): the event streams, which never end by themselves, held the
+    worker for uvicorn's whole graceful timeout, in which no screen heard anything, and were then cancelled with a
+    traceback each in the log. They are closed at once; every stream sees its end, and the log stays clean."""
+    async def run(server):
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            made = (await client.post("/api/classes")).json()
+            code = made["code"]
+            async with streams(server.url, code, [{"student": s} for s in STUDENTS[:3]] + [{}]) as queues:
+                for queue in queues:
+                    await until(queue, step=1)
+                await asyncio.to_thread(server.stop)
+    server = Served({"HP_DATA_DIR": str(tmp_path)}).start()
+    asyncio.run(run(server))
+    log = server.read_log()
+    assert "graceful shutdown exceeded" not in log and "Traceback" not in log, log
+    assert "Shutting down" in log or "Finished server process" in log, log
 
 
 def test_answers_sent_while_the_server_is_down_and_retried_after_count_once(tmp_path):
