@@ -104,7 +104,8 @@ class ClassStore(Protocol):
     async def join(self, code: str, student: str, token_hash: str, name: str | None, animal: str, now: float,
                    max_students: int) -> tuple[Outcome, str]:
         """A new student with its token's hash: ("ok", their name), or "missing", "full" or "locked". Without
-        a name, "{animal} {n}": n is the class's join count, raised until no student has that name."""
+        a name, "{animal} {n}": n is the class's join count, raised until no student has that name. A name another
+        student of the class has (or had) becomes "{name} 2", "{name} 3"...: the teacher tells them apart."""
 
     async def student(self, code: str, token_hash: str, now: float) -> tuple[str, bool] | None:
         """(student, removed) for this class's token with this hash, or None."""

@@ -125,14 +125,17 @@ if redis.call('EXISTS', prefix) == 0 then return {'missing', ''} end
 if redis.call('HGET', prefix, 'locked') == '1' then return {'locked', ''} end
 local ever = redis.call('HLEN', prefix .. ':tokens')
 if ever - redis.call('HLEN', prefix .. ':removed') >= tonumber(ARGV[6]) then return {'full', ''} end
+local taken = {}
+for _, n in ipairs(redis.call('HVALS', prefix .. ':students')) do taken[n] = true end
 local name = ARGV[7]
 if name == '' then
-  local names = redis.call('HVALS', prefix .. ':students')
-  local taken = {}
-  for _, n in ipairs(names) do taken[n] = true end
   local n = ever + 1
   name = ARGV[8] .. ' ' .. n
   while taken[name] do n = n + 1; name = ARGV[8] .. ' ' .. n end
+elseif taken[name] then
+  local k = 2
+  while taken[ARGV[7] .. ' ' .. k] do k = k + 1 end
+  name = ARGV[7] .. ' ' .. k
 end
 redis.call('HSET', prefix .. ':tokens', ARGV[5], ARGV[4])
 redis.call('HSET', prefix .. ':students', ARGV[4], name)

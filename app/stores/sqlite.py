@@ -273,12 +273,20 @@ class SqliteStore:
                                            "FROM students WHERE code = ?", (code,)).fetchone()
             if seated >= max_students:
                 return "full", ""
-            given = name
-            n = ever + 1
-            while given is None:
+            def taken(given: str) -> bool:
+                return bool(self.db.execute("SELECT 1 FROM students WHERE code = ? AND name = ?",
+                                            (code, given)).fetchone())
+            given, n = name, ever + 1
+            if given is None:
                 given = f"{animal} {n}"
-                if self.db.execute("SELECT 1 FROM students WHERE code = ? AND name = ?", (code, given)).fetchone():
-                    given, n = None, n + 1
+                while taken(given):
+                    n += 1
+                    given = f"{animal} {n}"
+            elif taken(given):
+                n = 2
+                while taken(f"{name} {n}"):
+                    n += 1
+                given = f"{name} {n}"
             self.db.execute("INSERT INTO students (code, student, token_hash, name, joined_at) VALUES (?, ?, ?, ?, ?)",
                             (code, student, token_hash, given, now))
             self._touch(code, now)

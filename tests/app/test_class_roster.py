@@ -119,10 +119,13 @@ def test_names_are_trimmed_checked_and_given_and_the_teacher_sees_the_roster(cli
     assert mei["name"] == "Mei"
     unnamed = [seat(phone, code)[0]["name"] for _ in range(3)]
     blank, _ = seat(phone, code, "   ")
-    taken, _ = seat(phone, code, unnamed[0])  # a student may write a name the server gave: both stay listed
+    # Names are unique in the class, so the teacher can tell students apart: a name another student has, or one
+    # the server gave, gets a number.
+    taken, _ = seat(phone, code, unnamed[0])
     given = [*unnamed, blank["name"]]
     assert len(set(given)) == 4 and all(name.rsplit(" ", 1)[1].isdigit() for name in given), given
-    assert taken["name"] == unnamed[0]
+    assert taken["name"] == unnamed[0] + " 2"
+    assert [seat(phone, code, "Mei")[0]["name"] for _ in range(2)] == ["Mei 2", "Mei 3"]
     for body, kind in (({"name": "x" * 25}, "name_too_long"), ({"name": "Mei\nteacher"}, "name_control_character"),
                        ({"name": "a\u202eb"}, "name_control_character"), ({"name": 7}, "string_type"),
                        ({"nickname": "x"}, "extra_forbidden")):
@@ -135,9 +138,10 @@ def test_names_are_trimmed_checked_and_given_and_the_teacher_sees_the_roster(cli
                       headers=mei_token).status_code == 200
     view = teacher_client.get(f"/api/classes/{code}", headers=teacher).json()
     names = [s["name"] for s in view["students"]]
-    assert names == ["Mei", *unnamed, blank["name"], unnamed[0], "x" * 24]
-    assert [s["answered"] for s in view["students"]] == [True] + [False] * 6
-    assert view["students"][0]["student"] == mei["student"] and view["joined"] == 7
+    assert names == ["Mei", *unnamed, blank["name"], unnamed[0] + " 2", "Mei 2", "Mei 3", "x" * 24]
+    assert len(set(names)) == len(names)
+    assert [s["answered"] for s in view["students"]] == [True] + [False] * 8
+    assert view["students"][0]["student"] == mei["student"] and view["joined"] == 9
     assert all(abs(s["joined_at"] - time.time()) < 60 for s in view["students"]) and abs(view["now"] - time.time()) < 5
     # Anyone else, a student with their token included, sees no roster.
     assert "students" not in phone.get(f"/api/classes/{code}").json()
