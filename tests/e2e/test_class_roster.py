@@ -100,11 +100,21 @@ def test_a_teacher_sees_who_joined_removes_the_breaker_and_the_flood(open_page, 
     assert api(server_url, "GET", f"/{code}", token=token)["counts"] == {"same": 2, "different": 1}
 
     # A flood of made-up joins from a script: the roster's badge counts the minute's joins at once.
-    flood = [api(server_url, "POST", f"/{code}/join", {"name": f"bot{n}"}) for n in range(12)]
+    # Two of them with the longest names allowed, which must not push their remove control off the panel.
+    flood = [api(server_url, "POST", f"/{code}/join", {"name": name})
+             for name in [f"bot{n}" for n in range(10)] + ["z" * 24, "\U0001F98A" * 24]]
     wait_panel(teacher, tools, "joined", "15")
     tools.wait_until(teacher, "() => document.querySelector('#class-recent').dataset.classRecent === '15'",
                      message="the burst of joins is not counted")
     assert "15" in teacher.text_content("#class-recent")
+    edges = teacher.evaluate("""() => {
+      const panel = document.querySelector('#class-panel').getBoundingClientRect();
+      return [...document.querySelectorAll('[data-class-names] li button')]
+        .map((b) => ({ left: b.getBoundingClientRect().left, right: b.getBoundingClientRect().right,
+                       panelLeft: panel.left, panelRight: panel.right }));
+    }""")
+    assert len(edges) == 15 and all(e["panelLeft"] <= e["left"] and e["right"] <= e["panelRight"] + 0.5
+                                    and e["panelRight"] <= 1280 for e in edges), edges
     shot = "/tmp/i29-projector-roster-ja.png"
     teacher.screenshot(path=shot)
     # Folded away, and back.
