@@ -137,7 +137,10 @@ def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, position: str
         # Attention averages: the same characters in the same proportions (白日尽 / 白白日日尽尽) read alike.
         return "same_mix" if rounding else "content"
     if position != "none":
-        return "tiny" if rounding else "position"
+        if rounding:
+            return "tiny"
+        # From 2 layers the causal mask carries order too, positions or not (the leak step): both count here.
+        return "position_mask" if causal and n_layer > 1 else "position"
     if not causal:
         return "nomask" if rounding else "other"
     if n_layer == 1:

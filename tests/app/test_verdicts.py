@@ -138,6 +138,9 @@ def test_reasons_at_one_layer_without_positions(client, a, b, reason):
 @pytest.mark.parametrize(("fields", "reason"), [
     ({"n_layer": 2}, "mask"), ({"n_layer": 2, "causal": False}, "nomask"), ({"position": "learned"}, "position"),
     ({"position": "rope"}, "position"), ({"weights": "trained"}, "mask"),
+    # From 2 layers the causal mask carries order as well as the positions.
+    ({"position": "rope", "n_layer": 3}, "position_mask"), ({"position": "learned", "n_layer": 2}, "position_mask"),
+    ({"position": "learned", "n_layer": 2, "causal": False}, "position"),
 ])
 def test_reasons_follow_the_setup(client, fields, reason):
     assert client.post("/api/lesson/order/verdict", json=fields).json()["reason"] == reason
