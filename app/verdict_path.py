@@ -2,7 +2,7 @@
 
 The verdict on a comparison needs that comparison's float32 pass. When /api/compare has answered the same
 request in this worker (kept, or being computed), its Measured comes with its answer: a verdict float32 decided
-is there already, made with the comparison, and is sent as it is, from the event loop; else its GapFacts spare
+is there already, made with the comparison, and is encoded and sent from the event loop; else its GapFacts spare
 the verdict the float32 pass. What is left to run (a float32 pass nobody made, the float64 reruns) joins the
 verdict batcher: verdicts of many requests run together (app.services.verdicts.judge_many), in threads of
 /api/compare's limiter. The lesson's other steps run alone under the same limiter. Every answer is kept in the
@@ -11,7 +11,7 @@ response cache."""
 from collections.abc import Callable
 
 from app.batcher import Batcher
-from app.encoding import Encoded
+from app.encoding import Encoded, encode
 from app.lesson_steps import GAP_STEPS
 from app.registry import ModelRegistry
 from app.response_cache import ResponseCache
@@ -50,5 +50,5 @@ class VerdictPath:
             kept = await self.cache.peek("compare", compared)
             measured = None if kept is None else kept.facts
         if measured is not None and route in measured.verdicts:
-            return measured.verdicts[route]
+            return encode(measured.verdicts[route])
         return await self.batcher.submit(item(None if measured is None else measured.facts))

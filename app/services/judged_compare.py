@@ -21,11 +21,12 @@ from app.services.verdicts import explorer_verdict, step_verdict32
 @dataclass(frozen=True)
 class Measured:
     """What an answer gives the verdict routes on the same request, besides its JSON: its float32 GapFacts, and the
-    verdicts already made from them, encoded, by the route that answers them ("compare/verdict",
-    "lesson/order/verdict"), so that a route asked after the comparison sends them without making them again."""
+    verdicts already made from them, by the route that answers them ("compare/verdict", "lesson/order/verdict"),
+    so that a route asked after the comparison sends them without making them again. Kept as made: only a route
+    that is asked encodes its verdict, off the comparison's hot path (the pages read it from the comparison)."""
 
     facts: GapFacts
-    verdicts: dict[str, bytes]
+    verdicts: dict[str, dict]
 
 
 def compare_judged(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Answer | InputError]:
@@ -39,10 +40,10 @@ def compare_judged(reqs: list[CompareRequest], registry: ModelRegistry) -> list[
 
 
 def encoded(answer: Answer) -> Encoded:
-    """The answer's JSON, with its Measured: each verdict it carries, encoded on its own for its route."""
+    """The answer's JSON, with its Measured: each verdict it carries, by its route."""
     verdicts = {}
     if answer["verdict"] is not None:
-        verdicts["compare/verdict"] = encode(answer["verdict"])
+        verdicts["compare/verdict"] = answer["verdict"]
     if answer["step_verdict"] is not None:
-        verdicts[f"lesson/{answer['step_verdict']['step']}/verdict"] = encode(answer["step_verdict"])
+        verdicts[f"lesson/{answer['step_verdict']['step']}/verdict"] = answer["step_verdict"]
     return Encoded(encode(answer), Measured(answer.facts, verdicts))
