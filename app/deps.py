@@ -9,15 +9,15 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 
-from app.batcher import Batcher
-from app.registry import ModelRegistry
-from app.response_cache import ResponseCache
+from app.pipeline.batcher import Batcher
+from app.pipeline.response_cache import ResponseCache
+from app.pipeline.verdict_path import VerdictPath
 from app.services.class_events import Broadcaster
 from app.services.classes import Classes
 from app.services.rate_limits import ClassLimits
+from app.services.registry import ModelRegistry
+from app.services.vendor import VendoredScript
 from app.settings import Settings
-from app.vendor import VendoredScript
-from app.verdict_path import VerdictPath
 
 
 async def get_registry(request: Request) -> ModelRegistry:
@@ -63,7 +63,7 @@ async def get_limits(request: Request) -> ClassLimits:
 
 
 def verdict_path(request: Request) -> VerdictPath:
-    """The verdict routes' path (app.verdict_path), by a plain call as compare_path."""
+    """The verdict routes' path (app.pipeline.verdict_path), by a plain call as compare_path."""
     return request.app.state.verdicts
 
 

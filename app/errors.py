@@ -1,5 +1,5 @@
-"""Errors the services raise about a request's content. They know nothing of HTTP; the app
-turns them into a 422 whose detail has the same shape as pydantic's."""
+"""Errors the services raise. They know nothing of HTTP: InputError is about a request's content, and the app
+turns it into a 422 whose detail has the same shape as pydantic's; ClassError carries its own status."""
 
 
 class InputError(ValueError):
@@ -17,4 +17,23 @@ class InputError(ValueError):
 
     def detail(self) -> list[dict]:
         item = {"loc": [self.location, self.field], "msg": self.message, "type": self.type}
+        return [item | {"ctx": self.ctx}] if self.ctx else [item]
+
+
+class ClassError(Exception):
+    """status: the HTTP status; type: what happened, for a page to word; ctx: the values in the wording;
+    retry_after: seconds, sent as Retry-After (429 and 503)."""
+
+    def __init__(self, status: int, type: str, message: str, ctx: dict | None = None,
+                 retry_after: int | None = None):
+        super().__init__(message)
+        self.status = status
+        self.type = type
+        self.message = message
+        self.ctx = ctx or {}
+        self.retry_after = retry_after
+
+    def detail(self) -> list[dict]:
+        """The same shape as a 422's detail: one item with msg, type and ctx."""
+        item = {"loc": [], "msg": self.message, "type": self.type}
         return [item | {"ctx": self.ctx}] if self.ctx else [item]

@@ -14,24 +14,23 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from app import docs
-from app.batcher import Batcher
-from app.encoding import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES
-from app.errors import InputError
-from app.registry import ModelRegistry
-from app.response_cache import ResponseCache
-from app.routes import api, classes, health, lesson, pages
+from app.errors import ClassError, InputError
+from app.pipeline.batcher import Batcher
+from app.pipeline.encoding import GZIP_LEVEL, GZIP_MIN_BYTES, GZIP_THREAD_MIN_BYTES
+from app.pipeline.response_cache import ResponseCache
+from app.pipeline.verdict_path import VerdictPath
+from app.routes import api, classes, docs, health, lesson, pages
 from app.server.middleware import GuardMiddleware
 from app.services.class_events import Broadcaster
-from app.services.classes import ClassError, Classes
+from app.services.classes import Classes
 from app.services.compare import batch_key
 from app.services.judged_compare import compare_judged, encoded
 from app.services.rate_limits import ClassLimits
+from app.services.registry import ModelRegistry
+from app.services.vendor import load_plotly
 from app.services.verdicts import judge_many
 from app.settings import Settings
 from app.stores import open_store
-from app.vendor import load_plotly
-from app.verdict_path import VerdictPath
 
 ROOT = Path(__file__).resolve().parent.parent
 SHUTDOWN_SECONDS = 5  # how long the class store may take to close when a worker stops
@@ -84,7 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="A small GPT's attention heads and position encodings, computed on request.",
         version="0.1.0",
         lifespan=lifespan,
-        docs_url=None,  # FastAPI's pages load from a CDN with inline scripts; app.docs serves them from here
+        docs_url=None,  # FastAPI's pages load from a CDN with inline scripts; app.routes.docs serves them from here
         redoc_url=None,
     )
     app.state.settings = settings

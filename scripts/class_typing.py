@@ -1,13 +1,13 @@
 """A class typing at once, for scripts/bench.py: N students each type a line into line B at KEYS_PER_SECOND,
 and each sends as its page does. Loopback only, bounded in students and keystrokes.
 
-The pages' rules (static/js/main.js scheduleCompare, static/js/lesson/main.js onSetupChange):
+The pages' rules (static/js/explorer/main.js scheduleCompare, static/js/lesson/main.js onSetupChange):
 - a keystroke when the page is idle is sent at once; one that comes while it is busy waits until no key has come
   for BURST_MS, and then sends the line as it is;
 - the latest request wins: sending aborts the request still out (HTTP/1.1: its connection is closed);
 - the explorer is busy while /api/compare is out; its answer carries the verdict when float32 decides it (lines
-  that differ); otherwise, once the answer is in, it asks /api/compare/verdict on the same body (static/js/api.js),
-  and a newer comparison does not abort that verdict;
+  that differ); otherwise, once the answer is in, it asks /api/compare/verdict on the same body
+  (static/js/shared/api.js), and a newer comparison does not abort that verdict;
 - the lesson is busy until both answers are in: /api/compare, which names the step (lesson_step) and carries its
   verdict when float32 decides it (lines that are not a reordering), then, only when it did not,
   /api/lesson/{step}/verdict; a newer request aborts both.

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from app.deps import Cache, Registry, compare_path, verdict_path
-from app.responses import JSONBytes, NumpyJSONResponse, encoded_json
+from app.pipeline.responses import JSONBytes, NumpyJSONResponse, encoded_json
 from app.schemas.ablation import AblateRequest, AblateResponse
 from app.schemas.compare import (
     ERROR_RESPONSES,

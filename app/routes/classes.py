@@ -14,7 +14,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from app.deps import AppSettings, ClassesDep, Events, Limits, Registry, static_dir
-from app.i18n import LANGS
+from app.errors import ClassError
 from app.schemas.classes import (
     Answer,
     Answered,
@@ -35,7 +35,8 @@ from app.schemas.compare import ERROR_RESPONSES, ErrorMessage
 from app.schemas.verdicts import VerdictRequest
 from app.services.class_events import event_stream
 from app.services.class_results import CSV_COLUMNS, class_results, results_csv
-from app.services.classes import ClassError, stream_key
+from app.services.classes import stream_key
+from app.services.i18n import LANGS
 from app.services.join_links import is_loopback, join_links
 from app.services.lesson import qr_svg
 from app.services.verdicts import verdict

@@ -5,7 +5,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from app.deps import loaded
-from app.services.classes import ClassError
+from app.errors import ClassError
 
 router = APIRouter(tags=["health"])
 STORE_PING_SECONDS = 2.0  # a class store slower than this to answer a ping is down for a class

@@ -6,14 +6,14 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
 from app.deps import Plotly, Registry, static_dir, templates, verdict_path
-from app.i18n import LANGS, lang_notices, negotiate, shown_back, texts
-from app.lesson_steps import STEPS
-from app.link_notices import class_notices
-from app.responses import JSONBytes, encoded_json
+from app.domain.lesson_steps import STEPS
+from app.pipeline.responses import JSONBytes, encoded_json
 from app.schemas.compare import ERROR_RESPONSES, HeadSplit
 from app.schemas.lesson import HeadSplitQuery, LessonSteps
 from app.schemas.verdicts import Verdict, VerdictRequest
+from app.services.i18n import LANGS, lang_notices, negotiate, shown_back, texts
 from app.services.lesson import lesson_texts, qr_svg
+from app.services.link_notices import class_notices
 from app.services.modules import module_graph
 from app.services.options import options
 from app.services.verdicts import JUDGED_STEPS

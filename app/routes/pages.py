@@ -4,8 +4,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
 from app.deps import Plotly, Registry, static_dir, templates
-from app.i18n import LANGS, lang_notices, negotiate, texts
-from app.link_notices import choice_notices, explorer_choices
+from app.services.i18n import LANGS, lang_notices, negotiate, texts
+from app.services.link_notices import choice_notices, explorer_choices
 from app.services.modules import module_graph
 from app.services.options import options
 
@@ -25,7 +25,7 @@ def index(request: Request, plotly: Plotly, registry: Registry, lang: str | None
         "notices": notices,
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
-        "modules": module_graph(static_dir(request), "js/main.js"),
+        "modules": module_graph(static_dir(request), "js/explorer/main.js"),
         "trained": sorted(registry.trained),  # so the first paint already picks trained weights where they ship
         "options": choices,  # GET /api/options: modes, head counts, depths and defaults for the controls
         # main.js's first requests, which it makes only once Plotly has run: fetched meanwhile.

@@ -5,10 +5,9 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from app.lesson_steps import COUPLET
+from app.domain.lesson_steps import COUPLET, LESSON_SHAPE
 from app.schemas.compare import HEAD_CHOICES, MAX_SEED, N_LAYER_MAX, ModelInfo, check_n_head
 from app.schemas.text import NoControls
-from app.services.model_choice import LESSON_SHAPE
 from model.gpt import PositionMode
 
 MAX_ABLATE_CHARS = 128  # the training length: the answer carries two runs' attention maps of T x T

@@ -8,8 +8,8 @@ from fastapi import Path
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from app.lesson_steps import STEPS
-from app.services.classes import CODE_ALPHABET, CODE_LENGTH, STREAM_KEY_CHARS
+from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH, STREAM_KEY_CHARS
+from app.domain.lesson_steps import STEPS
 
 CODE_PATTERN = f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$"
 STUDENT_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"

@@ -14,7 +14,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from app.lesson_steps import GAP_STEPS, LESSON_LINES
+from app.domain.lesson_steps import GAP_STEPS, LESSON_LINES
 from app.schemas.text import NoControls
 from model.gpt import PositionMode
 

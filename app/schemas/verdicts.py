@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
-from app.lesson_steps import LESSON_LINES
+from app.domain.lesson_steps import LESSON_LINES
 from app.schemas.compare import (
     HEAD_CHOICES,
     MAX_DISTANCE,
@@ -28,7 +28,7 @@ class VerdictRequest(BaseModel):
                       "weights": "random", "n_layer": 2, "causal": False}]
     })
 
-    # serialization_alias: the step's setup (app/lesson_steps.py) names the lines a and b.
+    # serialization_alias: the step's setup (app/domain/lesson_steps.py) names the lines a and b.
     line_a: Line | None = Field(None, validation_alias=AliasChoices("line_a", "a"), serialization_alias="a",
                                 description="Line A (also accepted as `a`).")
     line_b: Line | None = Field(None, validation_alias=AliasChoices("line_b", "b"), serialization_alias="b",

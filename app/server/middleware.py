@@ -9,7 +9,7 @@ from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.services.classes import ClassError
+from app.errors import ClassError
 
 log = logging.getLogger("heads_positions")
 

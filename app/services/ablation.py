@@ -9,10 +9,10 @@ import numpy as np
 import torch
 
 from app.errors import InputError
-from app.registry import ModelRegistry
 from app.schemas.ablation import AblateRequest, head_message
 from app.services.compare import TOP_K, check_length, fill_rows
 from app.services.model_choice import choose_model
+from app.services.registry import ModelRegistry
 from app.services.snapshots import snapshot_model
 from model import GPT, CharTokenizer
 

@@ -9,7 +9,7 @@ import csv
 import io
 from pathlib import Path
 
-from app.lesson_steps import STEPS
+from app.domain.lesson_steps import STEPS
 from app.services.lesson import lesson_texts
 from app.stores import ClassRecord
 

@@ -14,44 +14,23 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 
-from app.errors import InputError
-from app.lesson_steps import STEPS
+from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH, STREAM_KEY_CHARS
+from app.domain.lesson_steps import STEPS
+from app.errors import ClassError, InputError
 from app.services.verdicts import JUDGED_STEPS
 from app.stores import ClassRecord, ClassState, ClassStore, Seat
 
 log = logging.getLogger("heads_positions")
 
-# No 0/O, 1/I/L: a code read off the board is typed right. 31**6 = 887 million codes.
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-CODE_LENGTH = 6
 TOKEN_BYTES = 32  # 256 bits; the store keeps only its sha256
 STUDENT_ID_BYTES = 12  # 16 base64url characters: names a student in the store, grants nothing
 # A student who gives no name is "{animal} {n}", n their place in the joining order: short, friendly, unique,
 # and the same word in every language's roster (a name is the student's, not the page's to translate).
 ANIMALS = ("Otter", "Panda", "Heron", "Lynx", "Koala", "Gecko", "Puffin", "Badger", "Ibis", "Marten", "Tapir",
            "Wombat", "Falcon", "Bison", "Crane", "Dingo")
-STREAM_KEY_CHARS = 32  # hex: 128 bits
 MAX_ROUNDS = 2  # peer instruction: vote, talk to a neighbour, vote again (app/stores/redis.py lists as many keys)
 STORE_RETRY_SECONDS = 2  # Retry-After of a 503 while the class store does not answer
 
-
-class ClassError(Exception):
-    """status: the HTTP status; type: what happened, for a page to word; ctx: the values in the wording;
-    retry_after: seconds, sent as Retry-After (429 and 503)."""
-
-    def __init__(self, status: int, type: str, message: str, ctx: dict | None = None,
-                 retry_after: int | None = None):
-        super().__init__(message)
-        self.status = status
-        self.type = type
-        self.message = message
-        self.ctx = ctx or {}
-        self.retry_after = retry_after
-
-    def detail(self) -> list[dict]:
-        """The same shape as a 422's detail: one item with msg, type and ctx."""
-        item = {"loc": [], "msg": self.message, "type": self.type}
-        return [item | {"ctx": self.ctx}] if self.ctx else [item]
 
 
 def new_code() -> str:

@@ -14,11 +14,11 @@ import numpy as np
 import torch
 
 from app.errors import InputError
-from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
 from app.services.alignment import alignment
 from app.services.gaps import GapFacts, gap_facts
 from app.services.model_choice import choose_model
+from app.services.registry import ModelRegistry
 from app.services.rope import rope_table
 from model import GPT, CharTokenizer
 from model.experiments import (

@@ -9,12 +9,12 @@ too small for float32 to decide, the verdict is null and the page asks its route
 
 from dataclasses import dataclass
 
-from app.encoding import Encoded, encode
 from app.errors import InputError
-from app.registry import ModelRegistry
+from app.pipeline.encoding import Encoded, encode
 from app.schemas.compare import CompareRequest
 from app.services.compare import Answer, compare_many
 from app.services.gaps import GapFacts
+from app.services.registry import ModelRegistry
 from app.services.verdicts import explorer_verdict, step_verdict32
 
 

@@ -1,10 +1,9 @@
 """Which model answers a request: the shipped trained weights or an untrained model from a seed."""
 
+from app.domain.lesson_steps import LESSON_SHAPE
 from app.errors import InputError
-from app.registry import ModelRegistry
+from app.services.registry import ModelRegistry
 from model import GPT
-
-LESSON_SHAPE = {"n_layer": 2, "n_head": 4}  # the lesson's model, for untrained weights
 
 
 def choose_model(registry: ModelRegistry, position: str, weights: str, n_layer: int | None, n_head: int | None,

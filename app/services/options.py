@@ -1,10 +1,10 @@
 """GET /api/options: what the page may offer, read from the loaded models."""
 
-from app.i18n import LANGS
-from app.registry import ModelRegistry
+from app.domain.lesson_steps import LESSON_SHAPE
 from app.schemas.ablation import MAX_ABLATE_CHARS
 from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, N_LAYER_MAX, CompareRequest
-from app.services.model_choice import LESSON_SHAPE
+from app.services.i18n import LANGS
+from app.services.registry import ModelRegistry
 from model.gpt import POSITION_MODES, GPTConfig
 
 

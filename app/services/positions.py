@@ -4,9 +4,9 @@ from functools import lru_cache
 
 import torch
 
-from app.registry import ModelRegistry
 from app.schemas.compare import RelativeRequest
 from app.services.model_choice import choose_model
+from app.services.registry import ModelRegistry
 from model.gpt import POSITION_MODES, GPTConfig
 from model.probes import (
     MIN_LAG,

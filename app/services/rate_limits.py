@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 
-from app.services.classes import ClassError
+from app.errors import ClassError
 from app.stores import ClassStore
 
 

@@ -1,6 +1,6 @@
 """Results computed once at training time and shipped as JSON beside the checkpoints."""
 
-from app.registry import ModelRegistry
+from app.services.registry import ModelRegistry
 from model.gpt import POSITION_MODES
 
 

@@ -23,9 +23,8 @@ import numpy as np
 import torch
 from pydantic import ValidationError
 
+from app.domain.lesson_steps import GAP_STEPS, STEPS
 from app.errors import InputError
-from app.lesson_steps import GAP_STEPS, STEPS
-from app.registry import ModelRegistry
 from app.schemas.compare import CompareRequest
 from app.services.alignment import alignment
 from app.services.compare import (
@@ -53,6 +52,7 @@ from app.services.gaps import (
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
 from app.services.positions import position_similarity, relative_starts
+from app.services.registry import ModelRegistry
 from app.services.results import exercise_runs
 from app.services.rope import rope_table
 from app.services.twins import Line64, LineKey, float64_twin, lines64
@@ -149,8 +149,9 @@ def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, position: str
 
 
 def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
-    """The /api/compare request the lesson page sends for this step's setup (compareBody in static/js/controls.js,
-    with lesson_step), whose GapFacts the verdict reads; None when the setup makes none."""
+    """The /api/compare request the lesson page sends for this step's setup (compareBody in
+    static/js/explorer/controls.js, with lesson_step), whose GapFacts the verdict reads; None when the setup makes
+    none."""
     setup = _setup(step_id, fields)
     body = {"line_a": setup["a"], "line_b": setup.get("b") or setup["a"], "position": setup["position"],
             "weights": setup["weights"], "causal": setup["causal"], "lesson_step": step_id}
@@ -630,7 +631,7 @@ class CompareItem:
 
     @property
     def key(self) -> tuple:
-        """What its model passes are shared with (app.batcher): /api/compare's batch key."""
+        """What its model passes are shared with (app.pipeline.batcher): /api/compare's batch key."""
         return ("compare", *batch_key(self.req))
 
 

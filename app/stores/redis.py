@@ -25,7 +25,7 @@ import redis.asyncio as redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from app.lesson_steps import STEPS
+from app.domain.lesson_steps import STEPS
 from app.stores import ClassRecord, ClassState, Lifetimes, Seat, StepRecord
 
 LIVE = "hp:classes"

@@ -9,10 +9,10 @@ import httpx
 import pytest
 import torch
 
-from app.batcher import Batcher
-from app.encoding import encode
 from app.errors import InputError
 from app.main import create_app
+from app.pipeline.batcher import Batcher
+from app.pipeline.encoding import encode
 from app.schemas.compare import CompareRequest
 from app.services import compare as compare_service
 from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, batch_key, compare_many, run_many

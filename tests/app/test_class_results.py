@@ -14,7 +14,7 @@ import pytest
 from class_servers import redis_server, served, sse_data
 from fastapi.testclient import TestClient
 
-from app.lesson_steps import STEPS
+from app.domain.lesson_steps import STEPS
 from app.main import create_app
 from app.settings import Settings
 

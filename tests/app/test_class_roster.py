@@ -11,7 +11,7 @@ from class_servers import sse_data
 from fastapi.testclient import TestClient
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from app.lesson_steps import STEPS
+from app.domain.lesson_steps import STEPS
 from app.main import create_app
 from app.services.classes import Classes
 from app.services.rate_limits import RateLimit

@@ -87,7 +87,7 @@ def test_two_rounds_count_their_own_answers_and_the_reveal_closes_the_last(clien
 def test_a_step_without_a_question_has_no_second_vote(client):
     made = client.post("/api/classes").json()
     code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
-    from app.lesson_steps import STEPS
+    from app.domain.lesson_steps import STEPS
     plain = next(n for n, s in enumerate(STEPS, 1) if s["choices"] is None)
     client.post(f"/api/classes/{code}/step", json={"step": plain}, headers=teacher).raise_for_status()
     refused = client.post(f"/api/classes/{code}/again", headers=teacher)

@@ -11,10 +11,11 @@ import redis
 from class_servers import sse_data
 from fastapi.testclient import TestClient
 
-from app.lesson_steps import STEPS
+from app.domain.lesson_steps import STEPS
+from app.errors import ClassError
 from app.main import create_app
 from app.services.class_events import Broadcaster, event_stream
-from app.services.classes import ClassError, Classes
+from app.services.classes import Classes
 from app.settings import Settings
 from app.stores import Lifetimes
 from app.stores.redis import RedisStore

@@ -1,13 +1,13 @@
 """Each constant lives once, in Python: the pages read the modes, the languages, the limits and the defaults from
-/api/options, which the page embeds as it is (static/js/constants.js), and no script spells them out again."""
+/api/options, which the page embeds as it is (static/js/shared/constants.js), and no script spells them out again."""
 
 import json
 import re
 from pathlib import Path
 
-from app.i18n import LANGS
-from app.lesson_steps import LESSON_LINES
+from app.domain.lesson_steps import LESSON_LINES
 from app.schemas.ablation import MAX_ABLATE_CHARS
+from app.services.i18n import LANGS
 from model.gpt import POSITION_MODES
 
 STATIC_JS = Path(__file__).resolve().parents[2] / "static" / "js"

@@ -8,8 +8,8 @@ import numpy as np
 import orjson
 import pytest
 
-from app import encoding
-from app.encoding import Encoded
+from app.pipeline import encoding
+from app.pipeline.encoding import Encoded
 
 REAL_COMPRESS = gzip.compress  # for the tests' own checks, which the recording below must not count
 

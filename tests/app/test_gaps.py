@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from app.encoding import encode
+from app.pipeline.encoding import encode
 from app.schemas.compare import CompareRequest
 from app.services import twins
 from app.services.alignment import alignment

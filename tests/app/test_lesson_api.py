@@ -11,7 +11,7 @@ import pytest
 import segno
 from fastapi.testclient import TestClient
 
-from app.lesson_steps import STEPS
+from app.domain.lesson_steps import STEPS
 from app.main import create_app
 from model.experiments import head_split
 
@@ -162,8 +162,9 @@ def test_every_language_has_every_lesson_text():
 
 
 def test_every_text_the_scripts_ask_for_exists():
-    """tr("key") literals in the lesson's scripts name a key of the lesson's or the explorer's texts."""
-    sources = [*(ROOT / "static" / "js" / "lesson").glob("*.js")]
+    """tr("key") literals in the lesson's and class mode's scripts name a key of the lesson's or the explorer's
+    texts."""
+    sources = [path for page in ("lesson", "class") for path in (ROOT / "static" / "js" / page).glob("*.js")]
     asked = set()
     for path in sources:
         asked |= set(re.findall(r'\btr\("([a-z0-9_]+)"', path.read_text(encoding="utf-8")))

@@ -23,7 +23,7 @@ def imported(client, url: str) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize(("page", "entry"), [("/", "/static/js/main.js"),
+@pytest.mark.parametrize(("page", "entry"), [("/", "/static/js/explorer/main.js"),
                                              ("/lesson?step=2", "/static/js/lesson/main.js")])
 def test_every_imported_module_is_preloaded(client, page, entry):
     html = client.get(page).text

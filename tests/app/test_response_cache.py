@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from app.batcher import Batcher
-from app.response_cache import ResponseCache
+from app.pipeline.batcher import Batcher
+from app.pipeline.response_cache import ResponseCache
 from app.schemas.compare import CompareRequest
 
 

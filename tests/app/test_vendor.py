@@ -4,7 +4,7 @@ its licence, and the explorer's first requests preloaded."""
 import gzip
 import re
 
-from app.vendor import PLOTLY_FILE, VENDOR_DIR
+from app.services.vendor import PLOTLY_FILE, VENDOR_DIR
 
 
 def test_the_page_loads_one_plotly_the_vendored_partial_bundle(client):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from reference_gpt import ReferenceGPT
 
-from app.lesson_steps import STEPS
+from app.domain.lesson_steps import STEPS
 from app.services.verdicts import float64_twin
 from model.assets import WEIGHTS_DIR
 from model.probes import layer1_query_key

@@ -1,5 +1,5 @@
 """A head's role (model/heads.py describe: kinds and shares, no words) worded by the page in each language
-(static/js/head-role.js with static/i18n): hand-made heads, each rule of describe once."""
+(static/js/explorer/head-role.js with static/i18n): hand-made heads, each rule of describe once."""
 
 import pytest
 
@@ -49,7 +49,7 @@ CASES = [
 ]
 
 WORD = """async (roles) => {
-    const { headRoleText } = await import("/static/js/head-role.js");
+    const { headRoleText } = await import("/static/js/explorer/head-role.js");
     return roles.map(headRoleText);
 }"""
 

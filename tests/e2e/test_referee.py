@@ -8,7 +8,7 @@ page sent (captured from the page's own request, not re-derived). Checked per se
 - every number in the model's sentence ([data-sentence="verdict"]) is one of the verdict's figures or of the
   setup (lines' lengths, layers, heads, distance), read back from the page's number format in that language
   (French decimal comma, grouped thousands, "2.7 × 10⁻⁷", percentages) within the printed rounding.
-A step added to app/lesson_steps.py is covered without touching this file: the steps come from /api/lesson.
+A step added to app/domain/lesson_steps.py is covered without touching this file: the steps come from /api/lesson.
 """
 
 import json

@@ -18,7 +18,7 @@ NNBSP = "\u202f"
 
 # The page's own formatting module: the same instance the page uses, so it holds the page's texts.
 FORMAT = """async (calls) => {
-    const i18n = await import('/static/js/i18n.js');
+    const i18n = await import('/static/js/shared/i18n.js');
     return calls.map(([name, ...args]) => i18n[name](...args));
 }"""
 

@@ -222,7 +222,7 @@ def test_fast_typing_in_the_lesson_ends_on_the_answer_for_the_lines_in_the_boxes
     body = next(b for b in reversed(sent) if b["line_b"] == final)
     fresh = post_json(server_url + "/api/compare", body)
     assert_drawn_pattern(page.evaluate(DRAWN, LESSON_B)[0], fresh["lines"][1]["attention"][0][0], final)
-    # The verdict's body as the lesson sends it (static/js/api.js postVerdict), for the same setup.
+    # The verdict's body as the lesson sends it (static/js/shared/api.js postVerdict), for the same setup.
     asked = {"a": body["line_a"], "b": final, "position": body["position"], "weights": body["weights"],
              "causal": body.get("causal", True)}
     asked.update({key: body[key] for key in ("n_layer", "n_head") if key in body})

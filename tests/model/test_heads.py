@@ -162,7 +162,8 @@ def test_what_the_lesson_says_the_heads_learned():
 
 
 # ---- the roles: each rule on hand-made numbers, then the shipped roles against their own numbers. The words are
-# the page's (static/js/head-role.js, static/i18n): tests/e2e/test_head_roles.py checks them in the four languages.
+# the page's (static/js/explorer/head-role.js, static/i18n): tests/e2e/test_head_roles.py checks them in the four
+# languages.
 
 PU, EU = 0.16, 4.16  # punctuation and entropy of an even row, about what the shipped models measure
 

@@ -2,8 +2,8 @@
 // log scale, and the last position's attention aligned character by character. Whether a gap is
 // rounding is the server's verdict, worded beside the chart: no bar is judged here.
 
-import { escapePlotly as esc, labelled, tr } from "../i18n.js";
-import { COLORS, MUTED, PUOR, baseLayout, lineAxis, narrowScreen, sci, visible, wrapLabel } from "../plots.js";
+import { escapePlotly as esc, labelled, tr } from "../shared/i18n.js";
+import { COLORS, MUTED, PUOR, baseLayout, lineAxis, narrowScreen, sci, visible, wrapLabel } from "../shared/plots.js";
 
 /** items: [{label, value, current}] -> horizontal bars, log x; the model on screen (current) in the strong colour. */
 export function gapBarsFigure({ items }) {

@@ -2,7 +2,7 @@
 // it, is on the first screen. The button says whether the controls are shown (aria-expanded) and names the
 // lines on screen, which the question is about. On wider screens CSS keeps the controls open and hides it.
 
-import { $, el } from "../dom.js";
+import { $, el } from "../shared/dom.js";
 
 const section = $("#step-setup");
 const toggle = $("#setup-toggle");

@@ -7,16 +7,16 @@
 // value?, unknown}; charts(data, ctx) -> [{name, caption, alt, figure | table}]; notice, lesson, snippet ->
 // text or "". ctx = {step, setup, options}.
 
-import { offLabel } from "../ablation.js";
-import { getShipped, postAblate, postCompare, postRelative, postVerdict } from "../api.js";
-import { compareBody } from "../controls.js";
-import { el } from "../dom.js";
-import { grouped, labelled, num, sentences, tr } from "../i18n.js";
-import { heatmapFigure, maskPattern, sci, visible } from "../plots.js";
-import { relativeFigure, ropePairFigure, similarityFigure } from "../plots-positions.js";
-import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../plots-results.js";
-import { kindFigure, lossFigure } from "../plots-ablation.js";
-import { exerciseRuns, rhythmMeaning } from "../shipped.js";
+import { offLabel } from "../explorer/ablation.js";
+import { getShipped, postAblate, postCompare, postRelative, postVerdict } from "../shared/api.js";
+import { compareBody } from "../explorer/controls.js";
+import { el } from "../shared/dom.js";
+import { grouped, labelled, num, sentences, tr } from "../shared/i18n.js";
+import { heatmapFigure, maskPattern, sci, visible } from "../shared/plots.js";
+import { relativeFigure, ropePairFigure, similarityFigure } from "../explorer/plots-positions.js";
+import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../explorer/plots-results.js";
+import { kindFigure, lossFigure } from "../explorer/plots-ablation.js";
+import { exerciseRuns, rhythmMeaning } from "../explorer/shipped.js";
 import { alignLastRow, alignedFigure, gapBarsFigure } from "./figures.js";
 
 const chars = (text) => [...(text ?? "")];

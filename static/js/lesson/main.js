@@ -4,24 +4,24 @@
 // goes through the lesson controller (controller.js), which this page attaches its drawing to; class mode
 // (class.js) drives the same controller.
 
-import { ApiError, verdictBody } from "../api.js";
-import { LANGS } from "../constants.js";
-import { explorerUrl, showLineHints, trainedNote } from "../controls.js";
-import { $, $$, clear, el, show } from "../dom.js";
-import { draw, purge } from "../draw.js";
-import { applyDict, fillRich, labelled, loadDict, sentences, setDict, tr } from "../i18n.js";
-import { emptyLines, fieldMessage, generalMessage } from "../errors.js";
-import { latest } from "../latest.js";
-import { visible } from "../plots.js";
+import { ApiError, verdictBody } from "../shared/api.js";
+import { LANGS } from "../shared/constants.js";
+import { explorerUrl, showLineHints, trainedNote } from "../explorer/controls.js";
+import { $, $$, clear, el, show } from "../shared/dom.js";
+import { draw, purge } from "../shared/draw.js";
+import { applyDict, fillRich, labelled, loadDict, sentences, setDict, tr } from "../shared/i18n.js";
+import { emptyLines, fieldMessage, generalMessage } from "../shared/errors.js";
+import { latest } from "../shared/latest.js";
+import { visible } from "../shared/plots.js";
 import { KINDS, orderLabel } from "./kinds.js";
-import { redrawClass, startClassMode } from "./class.js";
+import { redrawClass, startClassMode } from "../class/class.js";
 import { peekSetup } from "./fold.js";
-import "../typeset.js"; // every figure in the page's text stays on one line
+import "../shared/typeset.js"; // every figure in the page's text stays on one line
 import { lesson } from "./controller.js";
 import { allAnswers, answerOf, saveAnswer } from "./store.js";
 
 /** A keystroke after a pause asks at once; one while the last is still out waits for the keys to stop this long
- * (a burst, a held key or a paste asks for its last setup), as in the explorer (static/js/main.js). */
+ * (a burst, a held key or a paste asks for its last setup), as in the explorer (static/js/explorer/main.js). */
 const BURST_MS = 50;
 const { steps: STEPS, options: OPTIONS, texts: firstTexts, lesson_texts: firstLessonTexts } =
   JSON.parse($("#lesson-data").textContent);

@@ -3,8 +3,8 @@
 // the trained weights fix, what /api/compare is asked, and the explorer's address for a setup. The explorer
 // and the guided lesson call these, so they cannot drift apart.
 
-import { $ } from "./dom.js";
-import { sentences, tr } from "./i18n.js";
+import { $ } from "../shared/dom.js";
+import { sentences, tr } from "../shared/i18n.js";
 import { DEFAULTS, toSearch } from "./state.js";
 
 /** The shipped trained weights' shape for a mode ({n_layer, n_head, ..., val_loss}), or null. */

@@ -2,8 +2,8 @@
 // judgement (a head present, layer 1 flat, the rhythm showing, the first step from which each holds) is the
 // server's (GET /api/snapshots, app/services/snapshots.py); this module only words it, at the step on screen.
 
-import { MODES } from "./constants.js";
-import { grouped, sentences, tr } from "./i18n.js";
+import { MODES } from "../shared/constants.js";
+import { grouped, sentences, tr } from "../shared/i18n.js";
 
 
 const pct = (share) => tr("percent", { value: Math.round(100 * share) });

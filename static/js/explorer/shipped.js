@@ -4,14 +4,14 @@
 // into view, and redrawn on a language switch. The gallery and the similarity panel follow the training-step
 // slider (step-control.js): a new step asks for that step's answer, and the newest step's answer is the one drawn.
 
-import { ApiError, getShipped, postVerdict } from "./api.js";
-import { MODES } from "./constants.js";
-import { $, clear, el, show } from "./dom.js";
-import { draw, purge } from "./draw.js";
-import { fieldMessage } from "./errors.js";
-import { fillRich, grouped, num, sentences, tr } from "./i18n.js";
-import { latest } from "./latest.js";
-import { whenVisible } from "./lazy.js";
+import { ApiError, getShipped, postVerdict } from "../shared/api.js";
+import { MODES } from "../shared/constants.js";
+import { $, clear, el, show } from "../shared/dom.js";
+import { draw, purge } from "../shared/draw.js";
+import { fieldMessage } from "../shared/errors.js";
+import { fillRich, grouped, num, sentences, tr } from "../shared/i18n.js";
+import { latest } from "../shared/latest.js";
+import { whenVisible } from "../shared/lazy.js";
 import { renderGallery } from "./gallery.js";
 import { similarityFigure } from "./plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "./plots-results.js";

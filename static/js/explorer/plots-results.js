@@ -1,8 +1,8 @@
 // Figures of the shipped training results: loss by position (length) and validation curves.
 // Labels come from the page's dictionary; numbers from the server.
 
-import { escapePlotly as esc, grouped, tr } from "./i18n.js";
-import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "./plots.js";
+import { escapePlotly as esc, grouped, tr } from "../shared/i18n.js";
+import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "../shared/plots.js";
 
 /** Okabe-Ito orange, blue and sky blue for 1, 4 and 8 heads; other counts get grey. */
 const HEAD_STYLE = {

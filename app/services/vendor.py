@@ -8,7 +8,7 @@ import gzip
 from dataclasses import dataclass
 from pathlib import Path
 
-VENDOR_DIR = Path(__file__).resolve().parent.parent / "static" / "vendor"
+VENDOR_DIR = Path(__file__).resolve().parents[2] / "static" / "vendor"
 PLOTLY_FILE = "plotly-core-bar-heatmap-4.1.1.min.js"
 
 

@@ -16,11 +16,11 @@
 // minute with one control that removes them all (the answer to a flood). Names are the students' text:
 // they go in through textContent only (dom.js's el), never as markup.
 
-import { $, clear, el, show } from "../dom.js";
-import { fillRich, sentences, tr } from "../i18n.js";
-import { ClassRequestError, isOutage, responseError, wording } from "./class_errors.js";
-import { lesson } from "./controller.js";
-import { orderLabel } from "./kinds.js";
+import { $, clear, el, show } from "../shared/dom.js";
+import { fillRich, sentences, tr } from "../shared/i18n.js";
+import { ClassRequestError, isOutage, responseError, wording } from "./errors.js";
+import { lesson } from "../lesson/controller.js";
+import { orderLabel } from "../lesson/kinds.js";
 
 // {code, token, join_url, join_urls, teacher_stream, loopback}: only on the teacher's device
 const TEACHER_KEY = "heads-positions.class.teacher";

@@ -7,13 +7,13 @@
 // the model at that step: the ablation panel sends the same step to /api/ablate.
 
 import { offLabel } from "./ablation.js";
-import { MODES } from "./constants.js";
-import { $, $$, clear, el, show } from "./dom.js";
+import { MODES } from "../shared/constants.js";
+import { $, $$, clear, el, show } from "../shared/dom.js";
 import { headsOff } from "./heads-off.js";
 import { headRoleText } from "./head-role.js";
-import { escapePlotly as esc, tr } from "./i18n.js";
+import { escapePlotly as esc, tr } from "../shared/i18n.js";
 import { KINDS, kindFigure } from "./plots-ablation.js";
-import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "./plots.js";
+import { MODE_STYLE, MUTED, TYPE, baseLayout, lineAxis } from "../shared/plots.js";
 import { modeLabel } from "./plots-results.js";
 import { askedStep } from "./step-control.js";
 

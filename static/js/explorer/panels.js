@@ -1,15 +1,15 @@
 // Draw one response into the page's panels. Each render* function owns one panel.
 
-import { $, $$, clear, el, show } from "./dom.js";
-import { draw, purge, unfit } from "./draw.js";
-import { fillRich, grouped, num, scientific, sentences, tr } from "./i18n.js";
+import { $, $$, clear, el, show } from "../shared/dom.js";
+import { draw, purge, unfit } from "../shared/draw.js";
+import { fillRich, grouped, num, scientific, sentences, tr } from "../shared/i18n.js";
 import { differenceMap, largestAbs, topCells } from "./align.js";
-import { getShipped } from "./api.js";
+import { getShipped } from "../shared/api.js";
 import { headRoleText } from "./head-role.js";
 import { showLoadError } from "./shipped.js";
 import {
   RESIDUAL_FLOOR, depthFigure, heatmapFigure, maskPattern, residualFigure, ropeFigure, visible,
-} from "./plots.js";
+} from "../shared/plots.js";
 import { ropePairFigure } from "./plots-positions.js";
 
 function nextTask() {

@@ -12,6 +12,7 @@ from model.experiments import LESSON_LINES as LINES
 LESSON_LINES = {"a": LINES[0], "b": LINES[1]}  # the lesson's two lines, as model/experiments.py holds them
 # The couplet the head ablation runs on (step 13), and the ablation panel's first line.
 COUPLET = "白日依山尽，黄河入海流。"
+LESSON_SHAPE = {"n_layer": 2, "n_head": 4}  # the lesson's model, for untrained weights
 # 128 characters: pos_emb's last row. The student types the 129th.
 FULL_TABLE_LINE = ("白日依山尽黄河入海流欲穷千里目更上一层楼" * 7)[:128]
 

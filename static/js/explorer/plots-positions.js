@@ -2,9 +2,9 @@
 // scores, and the cosine similarity between positions. Strings from the page's inputs go through
 // escapePlotly, as in plots.js.
 
-import { MODES } from "./constants.js";
-import { escapePlotly as esc, tr } from "./i18n.js";
-import { MODE_STYLE, PUOR, TYPE, baseLayout, colorbar, lineAxis, titleText, visible } from "./plots.js";
+import { MODES } from "../shared/constants.js";
+import { escapePlotly as esc, tr } from "../shared/i18n.js";
+import { MODE_STYLE, PUOR, TYPE, baseLayout, colorbar, lineAxis, titleText, visible } from "../shared/plots.js";
 
 const CIRCLE = "#b8c0cc";
 

@@ -2,19 +2,19 @@
 // state.js's explorerState (the one object the address holds); everything else the page knows is in `page`.
 
 import { createAblationPanel } from "./ablation.js";
-import { ApiError, FIELD_CONTROLS, getOptions, postCompareJudged } from "./api.js";
-import { $, $$, show } from "./dom.js";
-import { downloadText } from "./draw.js";
+import { ApiError, FIELD_CONTROLS, getOptions, postCompareJudged } from "../shared/api.js";
+import { $, $$, show } from "../shared/dom.js";
+import { downloadText } from "../shared/draw.js";
 import { compareBody, showLineHints, trainedNote, trainedShape as shapeOf } from "./controls.js";
-import { fieldMessage } from "./errors.js";
-import { applyDict, loadDict, setDict, tr } from "./i18n.js";
-import { LANGS, MODES } from "./constants.js";
-import { latest } from "./latest.js";
+import { fieldMessage } from "../shared/errors.js";
+import { applyDict, loadDict, setDict, tr } from "../shared/i18n.js";
+import { LANGS, MODES } from "../shared/constants.js";
+import { latest } from "../shared/latest.js";
 import { ANSWER_PANELS, modelSummary, renderHeatmaps, renderRopePairs, unknownNote } from "./panels.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
 import { explorerState, readState, sameState, toSearch } from "./state.js";
-import "./typeset.js"; // every figure in the page's text stays on one line
+import "../shared/typeset.js"; // every figure in the page's text stays on one line
 
 /**
  * A keystroke after a pause is sent at once. One that comes while the page is still busy with the last (its

@@ -4,7 +4,7 @@ shortest exact digits (0.33333334, not 0.3333333432674408)."""
 from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 
-from app.encoding import GZIP_MIN_BYTES, Encoded, encode
+from app.pipeline.encoding import GZIP_MIN_BYTES, Encoded, encode
 
 
 class NumpyJSONResponse(JSONResponse):

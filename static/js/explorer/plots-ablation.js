@@ -2,8 +2,8 @@
 // off (explorer), and a head's measured loss increase on the validation poems by kind of next character
 // (gallery). Strings from the line go through escapePlotly, as in plots.js.
 
-import { escapePlotly as esc, num, tr } from "./i18n.js";
-import { COLORS, MUTED, TYPE, baseLayout, lineAxis, narrowScreen, visible, wrapLabel } from "./plots.js";
+import { escapePlotly as esc, num, tr } from "../shared/i18n.js";
+import { COLORS, MUTED, TYPE, baseLayout, lineAxis, narrowScreen, visible, wrapLabel } from "../shared/plots.js";
 
 export const KINDS = ["punctuation", "second_line", "other"];
 const KIND_COLORS = { punctuation: "#CC79A7", second_line: "#009E73", other: "#56B4E9" };

@@ -1,7 +1,7 @@
 // What a trained head looks at, in the page's language: /api/heads sends each head's role as data
 // (model/heads.py describe: kinds and shares), and the words are static/i18n's head_role_* and head_pref_*.
 
-import { tr } from "./i18n.js";
+import { tr } from "../shared/i18n.js";
 
 /** A share as the page writes a percentage: whole, as model/heads.py's is_mostly reads it (51% and up). */
 const share = (value) => tr("percent", { value: Math.round(100 * value) });

@@ -1,11 +1,11 @@
 """What a page says about a value in a hand-typed link it could not use (?pos=alibi, ?class=abc): the page
 opens anyway, with its default, and says so once at the top in its own language (templates/_notices.html),
-as it does for ?lang= (app/i18n.py) and the lesson's ?step=."""
+as it does for ?lang= (app/services/i18n.py) and the lesson's ?step=."""
 
 import re
 
-from app.i18n import shown_back
-from app.services.classes import CODE_ALPHABET, CODE_LENGTH
+from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH
+from app.services.i18n import shown_back
 
 CLASS_CODE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from anyio import CapacityLimiter, to_thread
 
-from app.encoding import encode
+from app.pipeline.encoding import encode
 
 
 class Batcher:

@@ -5,7 +5,7 @@ request computes, the others wait for its answer (single flight), and later ones
 A hit is answered on the event loop; a miss runs the model in a worker thread, so the loop (and
 /healthz) never waits on torch. At most `model_threads` model runs happen at once per worker, for every
 route that runs a model (compare, its verdict, the lesson's verdicts, ablate, relative): they all run in
-threads of this one limiter, alone (answer) or batched (app.batcher). More threads only fight over the GIL
+threads of this one limiter, alone (answer) or batched (app.pipeline.batcher). More threads only fight over the GIL
 and the cores, and starve the event loop; the rest wait on the loop, which costs nothing."""
 
 import asyncio
@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable
 from anyio import CapacityLimiter, to_thread
 from pydantic import BaseModel
 
-from app.batcher import Batcher
-from app.encoding import Encoded, encode
+from app.pipeline.batcher import Batcher
+from app.pipeline.encoding import Encoded, encode
 
 
 class ResponseCache:

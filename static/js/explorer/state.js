@@ -3,7 +3,7 @@
 // the heads turned off (off: "layer-head" pairs, 1-based) and lang.
 // A teacher copies the address bar and the class sees the same plots; the #fragment picks the panel.
 
-import { COMPARE_DEFAULTS } from "./constants.js";
+import { COMPARE_DEFAULTS } from "../shared/constants.js";
 
 // The values a control allows are the server's (/api/options) as templates/_controls.html rendered them:
 // one list, kept on the server, and read here with no request before the first comparison.

@@ -3,15 +3,15 @@
 // its characters or the page's weights, heads and layer count change. Its characters, layer and head
 // live in the URL (rel_first, rel_second, rel_layer, rel_head).
 
-import { ApiError, postRelative } from "./api.js";
-import { $, show } from "./dom.js";
-import { draw } from "./draw.js";
-import { fillRich, tr } from "./i18n.js";
-import { latest } from "./latest.js";
-import { whenVisible } from "./lazy.js";
+import { ApiError, postRelative } from "../shared/api.js";
+import { $, show } from "../shared/dom.js";
+import { draw } from "../shared/draw.js";
+import { fillRich, tr } from "../shared/i18n.js";
+import { latest } from "../shared/latest.js";
+import { whenVisible } from "../shared/lazy.js";
 import { relativeFigure } from "./plots-positions.js";
 import { unknownNote, weightsLabel } from "./panels.js";
-import { visible } from "./plots.js";
+import { visible } from "../shared/plots.js";
 
 const DEBOUNCE_MS = 250;
 

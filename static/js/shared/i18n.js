@@ -8,7 +8,7 @@ const cache = new Map();
 
 export async function loadDict(lang) {
   if (!cache.has(lang)) {
-    const url = new URL(`../i18n/${lang}.json`, import.meta.url);
+    const url = new URL(`../../i18n/${lang}.json`, import.meta.url);
     const response = await fetch(url);
     if (!response.ok) throw new Error(`could not load ${url}: ${response.status}`);
     cache.set(lang, await response.json());

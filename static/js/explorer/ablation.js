@@ -3,15 +3,15 @@
 // the loss predicting each next character as bars (on beside off), and the top predictions before and
 // after at one position (the one whose loss grew most, or the one clicked).
 
-import { ApiError, postAblate } from "./api.js";
-import { MAX_ABLATE_CHARS } from "./constants.js";
-import { $, clear, el, show } from "./dom.js";
-import { draw } from "./draw.js";
-import { fieldMessage, generalMessage } from "./errors.js";
+import { ApiError, postAblate } from "../shared/api.js";
+import { MAX_ABLATE_CHARS } from "../shared/constants.js";
+import { $, clear, el, show } from "../shared/dom.js";
+import { draw } from "../shared/draw.js";
+import { fieldMessage, generalMessage } from "../shared/errors.js";
 import { headsOff } from "./heads-off.js";
-import { grouped, sentences, tr } from "./i18n.js";
-import { latest } from "./latest.js";
-import { visible } from "./plots.js";
+import { grouped, sentences, tr } from "../shared/i18n.js";
+import { latest } from "../shared/latest.js";
+import { visible } from "../shared/plots.js";
 import { lossFigure } from "./plots-ablation.js";
 import { askedStep, onStepChange } from "./step-control.js";
 

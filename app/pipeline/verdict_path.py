@@ -10,14 +10,14 @@ response cache."""
 
 from collections.abc import Callable
 
-from app.batcher import Batcher
-from app.encoding import Encoded, encode
-from app.lesson_steps import GAP_STEPS
-from app.registry import ModelRegistry
-from app.response_cache import ResponseCache
+from app.domain.lesson_steps import GAP_STEPS
+from app.pipeline.batcher import Batcher
+from app.pipeline.encoding import Encoded, encode
+from app.pipeline.response_cache import ResponseCache
 from app.schemas.compare import CompareRequest
 from app.schemas.verdicts import VerdictRequest
 from app.services.gaps import GapFacts
+from app.services.registry import ModelRegistry
 from app.services.verdicts import CompareItem, StepItem, step_compare_request, verdict
 
 

@@ -3,9 +3,9 @@
 // The steps that ship, and what formed when, come from GET /api/snapshots; the page never decides
 // which steps exist. A weights folder without snapshots ships the last step only: the slider stays hidden.
 
-import { ApiError, getShipped } from "./api.js";
-import { $, $$, show } from "./dom.js";
-import { grouped, tr } from "./i18n.js";
+import { ApiError, getShipped } from "../shared/api.js";
+import { $, $$, show } from "../shared/dom.js";
+import { grouped, tr } from "../shared/i18n.js";
 import { explorerState } from "./state.js";
 
 let timeline = null; // /api/snapshots, once it has come
