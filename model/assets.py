@@ -10,8 +10,9 @@ TRAINING_RESULTS_PATH = WEIGHTS_DIR / "training.json"
 def checkpoint_path(position: str, weights_dir: Path = WEIGHTS_DIR) -> Path:
     return weights_dir / f"{position}.pt"
 
-# Steps after which scripts/train_snapshots.py keeps the weights of the shipped runs; the run's last step
-# (10,000) is the shipped checkpoint itself.
+# The shipped runs' length (scripts/train_all.py), whose last step is the shipped checkpoint itself; and the steps
+# after which scripts/train_snapshots.py keeps their weights.
+SHIPPED_RUN_STEPS = 10000
 SNAPSHOT_STEPS = (100, 250, 500, 1000, 2000, 3000)
 SNAPSHOTS_DIR = WEIGHTS_DIR / "snapshots"
 SNAPSHOTS_PATH = WEIGHTS_DIR / "snapshots.json"  # their heads measured as heads.json measures the shipped ones

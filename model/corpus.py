@@ -15,9 +15,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
-import opencc
-
-from model.errors import DataError
+from model.errors import DataError, train_extra
 from model.tokenizer import CharTokenizer
 
 PACKAGE = "chinese-poetry"
@@ -72,7 +70,7 @@ def is_validation(index: int, text: str) -> bool:
 
 def build_corpus(poems: list[dict]) -> Corpus:
     """Join each poem's paragraphs into one line, convert it to simplified, drop empty ones, split."""
-    t2s = opencc.OpenCC("t2s")
+    t2s = train_extra("opencc").OpenCC("t2s")
     train, val, dropped = [], [], 0
     for index, poem in enumerate(poems):
         text = t2s.convert("".join(poem["paragraphs"]))

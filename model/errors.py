@@ -9,3 +9,18 @@ class ConfigError(ValueError):
 
 class DataError(ValueError):
     """A shipped data file that fails its check; the message says how to rebuild it."""
+
+
+class MissingExtra(ConfigError):
+    """A training-only package (the `train` extra) is not installed: the served app never needs it."""
+
+
+def train_extra(module: str):
+    """Import a package of the `train` extra (opencc, tqdm) where a command first needs it, or say how to get it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError:
+        raise MissingExtra(f"{module} is missing: training and building the corpus need the train extra, "
+                           "pip install -e '.[train]'") from None

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from model.gpt import GPT
-from model.train import window_offsets, windows
+from model.windows import window_offsets, windows
 
 MAX_OFFSET = 16  # by_offset covers d = 0..16: a seven-character couplet and its punctuation
 PUNCTUATION = frozenset("，。！？；：、,.!?;:")

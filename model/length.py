@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from model.gpt import GPT
-from model.train import spread_offsets, windows
+from model.windows import spread_offsets, windows
 
 LENGTH_FACTOR = 2  # evaluate rope and none on windows this many times the training length
 WINDOWS = 512  # windows spread over the validation text (all 188k characters at length 256, with overlap)

@@ -15,13 +15,13 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
-from tqdm import tqdm
 
 from model.checkpoint import load_checkpoint, load_training_state, save_checkpoint
 from model.corpus import load_info, load_text, load_vocab
-from model.errors import ConfigError
+from model.errors import ConfigError, train_extra
 from model.gpt import GPT, GPTConfig, PositionMode
 from model.tokenizer import CharTokenizer
+from model.windows import spread_offsets, window_offsets, windows
 
 try:
     import fcntl
@@ -105,22 +105,6 @@ def load_data() -> Data:
     return Data(tokenizer, train, val, load_info()["val"]["sha256"])
 
 
-def window_offsets(n_ids: int, block_size: int, stride: int, count: int | None = None) -> torch.Tensor:
-    """Start of each window of block_size + 1 ids, every `stride` ids from 0, at most `count` of them."""
-    return torch.arange(0, n_ids - block_size, stride)[:count]
-
-
-def spread_offsets(n_ids: int, block_size: int, count: int) -> torch.Tensor:
-    """`count` windows spread over the whole text, so a record is not about its first poems only."""
-    return window_offsets(n_ids, block_size, max(1, (n_ids - block_size) // count), count)
-
-
-def windows(ids: torch.Tensor, offsets: torch.Tensor, block_size: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Inputs and targets (B, T): each target is the next character of its input."""
-    w = ids[offsets[:, None] + torch.arange(block_size + 1)]  # (B, T + 1)
-    return w[:, :-1].contiguous(), w[:, 1:].contiguous()  # contiguous: GPT.forward views targets as (B*T,)
-
-
 @torch.no_grad()
 def evaluate(model: GPT, ids: torch.Tensor, offsets: torch.Tensor) -> float:
     """Mean next-character loss (nats) over the windows, whatever the number per forward pass."""
@@ -174,8 +158,9 @@ def train(cfg: TrainConfig, data: Data | None = None, progress: bool = True, res
     resume continues from out + ".state"; stop_at ends the session after that step, leaving the state
     to resume from (a planned interruption, as the tests make). snapshots maps a step to a file that
     gets the weights as they are after that step, as a shipped checkpoint: the run itself is unchanged."""
+    tqdm = train_extra("tqdm").tqdm  # before any work: a missing extra is said at once
     with _only_run(cfg):
-        return _train(cfg, data or load_data(), progress, resume, stop_at, snapshots)
+        return _train(cfg, data or load_data(), progress, resume, stop_at, snapshots, tqdm)
 
 
 @contextlib.contextmanager
@@ -196,7 +181,7 @@ def _only_run(cfg: TrainConfig):
 
 
 def _train(cfg: TrainConfig, data: Data, progress: bool, resume: bool, stop_at: int | None,
-           snapshots: dict[int, Path] | None) -> dict:
+           snapshots: dict[int, Path] | None, tqdm) -> dict:
     device = resolve_device(cfg.device)
     model = GPT(cfg.model_config(data.tokenizer.vocab_size), seed=cfg.seed).to(device)
     optimizer = make_optimizer(model, cfg)

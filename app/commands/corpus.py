@@ -14,6 +14,7 @@ from model.corpus import (
     read_package,
     write_corpus,
 )
+from model.errors import MissingExtra, train_extra
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -31,6 +32,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int | None:
+    try:
+        train_extra("opencc")  # before fetching: a missing extra is said at once
+    except MissingExtra as error:
+        print(f"heads-positions corpus: {error}", file=sys.stderr)
+        return 2
     tarball = args.tarball or fetch_tarball(args.cache)
     try:
         package, poems = read_package(tarball)

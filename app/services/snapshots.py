@@ -8,12 +8,12 @@ curve against the shipped one); the last step is the shipped checkpoint, so its 
 from functools import lru_cache
 
 from app.errors import InputError
-from app.registry import ModelRegistry
 from app.services.positions import position_similarity
+from app.services.registry import ModelRegistry
 from model import GPT
+from model.assets import SHIPPED_RUN_STEPS
 from model.gpt import POSITION_MODES
 from model.heads import NAMED, couplet_heads, largest_offset_share, previous_character_head
-from model.train import TrainConfig
 
 POSITIONS = POSITION_MODES
 
@@ -21,7 +21,7 @@ POSITIONS = POSITION_MODES
 def final_step(registry: ModelRegistry) -> int:
     """The shipped runs' length: the step the shipped checkpoints stand at."""
     metas = [meta for _, meta in registry.trained.values() if "steps" in meta]
-    return metas[0]["steps"] if metas else TrainConfig.steps
+    return metas[0]["steps"] if metas else SHIPPED_RUN_STEPS
 
 
 def _snapshots(registry: ModelRegistry) -> dict[str, dict[int, dict]]:
