@@ -1,23 +1,11 @@
 // The student's answers, kept in this browser only (localStorage): nothing is sent anywhere.
 // {stepId: {choice, answers?, notes?, outcome?}}; outcome is what the model did at the last reveal.
 
+import { read, write } from "../shared/storage.js";
+
 const KEY = "heads-positions.lesson.v1";
 
-function readAll() {
-  try {
-    return JSON.parse(localStorage.getItem(KEY) ?? "{}") ?? {};
-  } catch {
-    return {}; // storage blocked or damaged: the lesson still works, it just forgets
-  }
-}
-
-function writeAll(all) {
-  try {
-    localStorage.setItem(KEY, JSON.stringify(all));
-  } catch {
-    // storage full or blocked: keep going without it
-  }
-}
+const readAll = () => read(localStorage, KEY) ?? {};
 
 export function answerOf(stepId) {
   return readAll()[stepId] ?? null;
@@ -26,7 +14,7 @@ export function answerOf(stepId) {
 export function saveAnswer(stepId, patch) {
   const all = readAll();
   all[stepId] = { ...(all[stepId] ?? {}), ...patch };
-  writeAll(all);
+  write(localStorage, KEY, all);
   return all[stepId];
 }
 

@@ -1,0 +1,208 @@
+// The class panel, drawn from room: render() and its parts for the teacher, the student, the end and join screens
+// and the summary. Names are the students' text: they go in through textContent only (dom.js's el).
+
+import { clear, el, show } from "../shared/dom.js";
+import { fillRich, sentences, tr } from "../shared/i18n.js";
+import { read } from "../shared/storage.js";
+import { lesson } from "../lesson/controller.js";
+import { myAnswer, mySaved, pendingFor, TEACHER_KEY } from "./storage.js";
+import { label, RECENT_SECONDS, room, serverClock, stepOf, ui } from "./room.js";
+
+export function render() {
+  show(ui.idle, room.role === null);
+  show(ui.teacher, room.role === "teacher");
+  show(ui.student, room.role === "student");
+  show(ui.over, room.role === "over" || room.role === "joining");
+  show(ui.alone, room.role === "over" || room.role === "joining");
+  show(ui.summary, room.summary !== null);
+  ui.start.disabled = room.busy.start;
+  show(ui.keyForm, room.keyAsked);
+  ui.lock.disabled = room.busy.lock;
+  ui.again.disabled = room.busy.again;
+  if (room.moving === null) delete ui.panel.dataset.moving;
+  else ui.panel.dataset.moving = String(room.moving);
+  // The projector's layout (class.css); the student's end screen, a refused phone's join screen and the
+  // teacher's summary hide the lesson behind them, on the first screen.
+  document.body.classList.toggle("is-class-teacher", room.role === "teacher");
+  document.body.classList.toggle("is-class-over", room.role === "over" || room.role === "joining" || room.summary !== null);
+  // A student's page follows the teacher: no navigation of its own, no step QR code; where the step
+  // buttons were, the page says why they are gone. After the end, nothing of the teacher's comes back.
+  lesson.navigation(room.role !== "student" && room.role !== "over" && room.role !== "joining");
+  lesson.sharing(room.role === null);
+  show(ui.held, room.role === "student");
+  if (room.role === "student") ui.held.textContent = tr("class_nav_held", { code: room.code });
+  if (room.role === "teacher") renderTeacher();
+  if (room.role === "student") renderStudent();
+  if (room.role === "over" || room.role === "joining") renderOver();
+  if (room.summary) renderSummary();
+}
+
+/**
+ * The end screen of a student's class, or the join screen: joining while the join is asked, then why the class
+ * refused the phone, and when it tries again.
+ */
+function renderOver() {
+  const refusal = room.role === "joining" ? room.refusal : null;
+  let text = tr(overKey(room.ended), { code: room.code });
+  const { key, vars } = refusal?.words ?? {};
+  if (refusal) text = sentences([tr("class_join_refused", { code: room.code }), tr(key, vars)]);
+  else if (room.role === "joining") text = tr("class_joining", { code: room.code });
+  if (ui.overText.textContent !== text) ui.overText.textContent = text; // a screen reader says it once
+  if (refusal) ui.over.dataset.refused = String(refusal.status);
+  else delete ui.over.dataset.refused;
+  show(ui.retry, Boolean(refusal?.button));
+  show(ui.retryText, Boolean(refusal?.waits));
+  if (refusal?.waits) renderRetry();
+}
+
+/** The refused phone's countdown to its next attempt, drawn again each second. */
+export function renderRetry() {
+  ui.retryText.textContent = tr("class_join_retrying", { seconds: room.refusal.left });
+}
+
+/** The join links: the one a phone can open first (it is the QR code's); a warning when there is none. */
+function renderLinks() {
+  const made = read(localStorage, TEACHER_KEY) ?? {};
+  const fallback = new URL(`/lesson?class=${room.code}`, location.href).href;
+  const phones = Array.isArray(made.join_urls) ? made.join_urls : [];
+  const first = phones[0] ?? made.join_url ?? fallback;
+  ui.link.href = first;
+  ui.link.textContent = first;
+  clear(ui.links);
+  for (const url of phones.slice(1)) ui.links.append(el("li", {}, [el("a", { text: url, attrs: { href: url } })]));
+  show(ui.links, phones.length > 1);
+  const unreachable = made.loopback === true && phones.length === 0;
+  // The host after tr: tr writes numbers as the language does, and 127.0.0.1 is no number (French 127,0).
+  fillRich(ui.phones, unreachable ? tr("class_phones_cannot").replace("{host}", location.hostname) : "");
+  show(ui.phones, unreachable);
+}
+
+function renderTeacher() {
+  ui.code.textContent = room.code;
+  renderLinks();
+  // With the stream key, as the event stream: the QR code shows even while the network is slowed for
+  // unknown codes (an <img> sends no token).
+  const key = read(localStorage, TEACHER_KEY)?.teacher_stream;
+  const qr = `/classes/${room.code}/qr.svg${key ? `?teacher=${encodeURIComponent(key)}` : ""}`;
+  if (!ui.qr.src.endsWith(qr)) ui.qr.src = qr;
+  if (!room.live) return;
+  const step = stepOf(room.live.step);
+  ui.counts.textContent = tr("class_counts", { joined: room.live.joined, answered: room.live.answered });
+  renderRoster();
+  ui.panel.dataset.joined = String(room.live.joined);
+  ui.panel.dataset.answered = String(room.live.answered);
+  ui.panel.dataset.step = String(room.live.step);
+  ui.panel.dataset.revealed = String(room.live.revealed);
+  ui.panel.dataset.locked = String(Boolean(room.live.locked));
+  if (!room.busy.lock) ui.lock.checked = Boolean(room.live.locked);
+  const asked = Boolean(step.choices);
+  ui.reveal.disabled = !asked || room.live.revealed;
+  const round = room.live.round ?? 1;
+  show(ui.again, asked && !room.live.revealed && round < 2);
+  ui.panel.dataset.round = String(round);
+  clear(ui.spread);
+  show(ui.spread, asked && room.counts !== null);
+  if (asked && room.counts) {
+    // Both rounds side by side once the class voted again: round 1's count, then round 2's with its bar.
+    const first = round > 1 ? room.firstCounts : null;
+    const most = Math.max(1, ...Object.values(room.counts), ...Object.values(first ?? {}));
+    if (first) ui.spread.append(el("li", { className: "lesson-class__rounds", text: tr("class_rounds") }));
+    for (const choice of step.choices) {
+      const n = room.counts[choice] ?? 0;
+      const bar = el("span", { className: "lesson-class__bar" });
+      bar.style.width = `${(100 * n) / most}%`;
+      const was = first ? first[choice] ?? 0 : null;
+      const shift = was === null ? String(n) : `${was} → ${n}`;
+      ui.spread.append(el("li", { dataset: { choice, count: String(n), first: was === null ? "" : String(was) } }, [
+        el("span", { className: "lesson-class__choice", text: label(step, choice) }),
+        el("span", { className: "lesson-class__track" }, [bar]),
+        el("span", { className: "lesson-class__n", text: shift }),
+      ]));
+    }
+  }
+  renderSaid(step);
+}
+
+export function renderRoster() {
+  const now = serverClock();
+  const recent = room.students.filter((s) => now - s.joined_at <= RECENT_SECONDS).length;
+  ui.recent.dataset.classRecent = String(recent);
+  ui.recent.textContent = recent ? tr("class_recent", { n: recent }) : "";
+  ui.removeRecent.textContent = tr("class_remove_recent", { n: recent });
+  show(ui.removeRecent, recent > 0);
+  const rows = room.students.map((s) => el("li", { dataset: { student: s.student, answered: String(s.answered) } }, [
+    el("span", { className: "lesson-class__name", text: s.name }),
+    // Its click is the roster's (class.js): one listener for every row, whatever the roster's length.
+    el("button", {
+      type: "button", className: "lesson-class__remove", text: "×",
+      attrs: { "aria-label": tr("class_remove_named", { name: s.name }), title: tr("class_remove_named", { name: s.name }) },
+    }),
+  ]));
+  ui.names.replaceChildren(...rows);
+}
+
+/** After the reveal: the class's most chosen answer next to what the model did (the lesson's verdict). */
+function renderSaid(step) {
+  const outcome = room.verdict?.step === room.live.step ? room.verdict.outcome : undefined;
+  const ready = room.live.revealed && step.choices && room.counts && outcome !== undefined && lesson.step === room.live.step;
+  show(ui.said, Boolean(ready));
+  if (!ready) {
+    ui.said.textContent = "";
+    return;
+  }
+  const total = Object.values(room.counts).reduce((s, n) => s + n, 0);
+  const top = step.choices.reduce((best, c) => ((room.counts[c] ?? 0) > (room.counts[best] ?? 0) ? c : best), step.choices[0]);
+  const said = total ? tr("class_said", { choice: label(step, top), n: room.counts[top], total }) : tr("class_said_none");
+  const did = outcome ? tr("class_model_did", { outcome: label(step, outcome) }) : tr("class_model_open");
+  ui.said.textContent = sentences([said, did]);
+}
+
+function renderStudent() {
+  ui.following.textContent = tr("class_following", { code: room.code });
+  const name = mySaved()?.name;
+  ui.me.textContent = name ? tr("class_me", { name }) : "";
+  ui.panel.dataset.step = String(room.live?.step ?? "");
+  ui.panel.dataset.revealed = String(room.live?.revealed ?? "");
+  if (!room.live) return;
+  const step = stepOf(room.live.step);
+  const mine = myAnswer(room.live.step);
+  const pending = pendingFor(room.live.step);
+  ui.panel.dataset.mine = mine ?? "";
+  // "pending": sent, not yet acknowledged (retried); "received": the server has it.
+  ui.panel.dataset.sent = pending ? "pending" : mine ? "received" : "";
+  if (!step.choices) ui.mine.textContent = tr("class_no_question");
+  else if (pending) ui.mine.textContent = tr("class_mine_pending", { choice: label(step, pending.choice) });
+  else if (mine && room.live.revealed) ui.mine.textContent = tr("class_mine_final", { choice: label(step, mine) });
+  else if (mine) ui.mine.textContent = tr("class_mine", { choice: label(step, mine) });
+  else if (room.live.revealed) ui.mine.textContent = tr("class_mine_late");
+  else if ((room.live.round ?? 1) > 1) ui.mine.textContent = tr("class_again_student");
+  else ui.mine.textContent = tr("class_mine_none");
+  // Also under the question's button, where the student looks after sending (the panel may be a screen away).
+  if (step.choices && lesson.step === room.live.step) lesson.hint(ui.mine.textContent);
+}
+
+function renderSummary() {
+  ui.summaryTitle.textContent = tr("class_summary_title", { code: room.summary.code });
+  const steps = (room.summary.results?.steps ?? []).filter((s) => s.accepted !== null || s.rounds.some((r) => r.answered));
+  const rows = steps.map((s) => el("li", { dataset: { step: String(s.step) } }, [
+    el("strong", { text: tr("class_summary_step", { n: s.step }) }), " ", tr(`${s.id}_title`),
+    el("ul", {}, s.rounds.map((r) => el("li", {
+      dataset: { round: String(r.round), right: String(r.right ?? ""), answered: String(r.answered) },
+      text: r.right === null ? tr("class_summary_open", { round: r.round, answered: r.answered })
+        : tr("class_summary_round", { round: r.round, right: r.right, answered: r.answered,
+          share: r.answered ? Math.round((100 * r.right) / r.answered) : 0 }),
+    }))),
+  ]));
+  if (room.summary.results && !rows.length) rows.push(el("li", { text: tr("class_summary_none") }));
+  ui.summarySteps.replaceChildren(...rows);
+  ui.download.disabled = !room.summary.results;
+}
+
+export function renderConnection() {
+  ui.connection.dataset.classConnection = room.connection ?? "";
+  ui.connection.textContent = room.connection ? tr(`class_${room.connection}`) : "";
+  show(ui.connection, Boolean(room.connection));
+}
+
+const overKey = (reason) => ({ class_gone: "class_over_gone", class_removed: "class_over_removed",
+  class_lost: "class_lost" })[reason] ?? "class_over";

@@ -1,0 +1,33 @@
+// Class mode's records in this browser: the teacher's class (its token: never in a URL) and a student's seat
+// (their token, answers, and an answer not yet acknowledged), read and written through shared/storage.js.
+
+import { read, write } from "../shared/storage.js";
+
+// {code, token, join_url, join_urls, teacher_stream, loopback}: only on the teacher's device
+export const TEACHER_KEY = "heads-positions.class.teacher";
+
+// {code, token, student, name, answers: {step: choice}, pending: {step, choice} | null}: this browser's seat
+// in a class, kept so a closed tab comes back as the same student (the server keeps only the token's hash)
+// and an answer not yet received is sent again. {code, ended: true, reason}: the class ended, or the teacher
+// removed this student; the end screen stays.
+export const STUDENT_KEY = "heads-positions.class.student";
+
+export const KEY_KEY = "heads-positions.class.key"; // HP_TEACHER_KEY as typed, for this tab only (sessionStorage)
+
+export const mySaved = () => read(localStorage, STUDENT_KEY);
+
+export const myAnswer = (step) => mySaved()?.answers?.[step] ?? null;
+
+export const myPending = () => mySaved()?.pending ?? null;
+
+export const pendingFor = (step) => (myPending()?.step === step ? myPending() : null);
+
+export function updateSeat(change) {
+  const saved = mySaved();
+  if (!saved || saved.ended) return;
+  change(saved);
+  write(localStorage, STUDENT_KEY, saved);
+}
+
+/** The teacher key the server asks for (HP_TEACHER_KEY), as typed in this tab. */
+export const teacherKey = () => read(sessionStorage, KEY_KEY);

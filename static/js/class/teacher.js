@@ -1,0 +1,146 @@
+// What the teacher's buttons do: start a class, move, reveal, vote again, lock, remove students, download the
+// results. Each asks the server first and changes the screen once it confirms.
+
+import { el } from "../shared/dom.js";
+import { write } from "../shared/storage.js";
+import { lesson } from "../lesson/controller.js";
+import { ClassRequestError, responseError } from "./errors.js";
+import { TEACHER_KEY, teacherKey } from "./storage.js";
+import { room, ui } from "./room.js";
+import { render } from "./screens.js";
+import { begin, call, failed, refreshCounts, say } from "./session.js";
+
+export async function startClass() {
+  room.busy.start = true;
+  render();
+  try {
+    const key = teacherKey();
+    const made = await call("POST", "", undefined, null, key ? { "X-Teacher-Key": key } : {});
+    write(localStorage, TEACHER_KEY, {
+      code: made.code, token: made.teacher_token, join_url: made.join_url, join_urls: made.join_urls,
+      teacher_stream: made.teacher_stream, loopback: made.loopback,
+    });
+    [room.role, room.code, room.token] = ["teacher", made.code, made.teacher_token];
+    // The class starts on the step on the teacher's screen, before any event can move the screen to step 1.
+    if (lesson.step !== 1) await call("POST", `/${room.code}/step`, { step: lesson.step });
+    room.keyAsked = false;
+    begin("teacher", made.code, made.teacher_token);
+    window.scrollTo(0, 0); // the projector shows the class from the top: code, QR code, question
+  } catch (error) {
+    room.role = null;
+    if (error.type === "teacher_key_missing" || error.type === "teacher_key_wrong") {
+      room.keyAsked = true;
+      render();
+      ui.keyInput.focus();
+    }
+    failed(error);
+    ui.status.scrollIntoView({ block: "nearest" }); // on the first screen, wherever the panel sits
+  } finally {
+    room.busy.start = false;
+    render();
+  }
+}
+
+/** The teacher's "vote again": the server closes the first vote and opens the second; the phones are told. */
+export async function voteAgain() {
+  room.busy.again = true;
+  render();
+  try {
+    const { round } = await call("POST", `/${room.code}/again`);
+    room.firstCounts = room.counts;
+    room.live = { ...room.live, round, answered: 0 };
+    room.counts = null;
+    refreshCounts();
+  } catch (error) {
+    failed(error, { key: "class_again_failed" });
+  } finally {
+    room.busy.again = false;
+    render();
+  }
+}
+
+/** The teacher's reveal, for the whole class: the server first, then this screen, then (by events) the phones. */
+export async function revealClass() {
+  try {
+    // The server judges the setup on the teacher's screen: the choices it accepts go into the class's results.
+    await call("POST", `/${room.code}/reveal`, lesson.step === room.live.step ? lesson.setup : {});
+  } catch (error) {
+    failed(error, { key: "class_reveal_failed" });
+    return;
+  }
+  room.live = { ...room.live, revealed: true };
+  if (lesson.step === room.live.step) lesson.reveal({ from: "class" });
+  render();
+}
+
+/** The teacher's move: asked of the server first; the screen moves once it confirms, or says why not. */
+export async function moveClass(n) {
+  if (room.moving !== null) return;
+  room.moving = n;
+  render();
+  try {
+    await call("POST", `/${room.code}/step`, { step: n });
+  } catch (error) {
+    failed(error, { key: "class_move_failed", vars: { n } });
+    if (room.status) room.status.about = "move";
+    return;
+  } finally {
+    room.moving = null;
+    render();
+  }
+  if (room.role !== "teacher") return;
+  if (room.status?.about === "move") say(null); // an earlier failed move is no longer true
+  if (room.live?.step !== n) {
+    room.live = { ...room.live, step: n, revealed: false, answered: 0 };
+    room.counts = null;
+  }
+  lesson.goTo(n, { from: "class", focus: true });
+  // The projector opens the new step at its title and question, however far the last reveal scrolled it.
+  lesson.toTop();
+  refreshCounts();
+}
+
+/** The teacher removes one student ({student}) or everyone who joined after a moment ({joined_after}). */
+export async function removeStudents(which) {
+  try {
+    await call("POST", `/${room.code}/remove`, which);
+  } catch (error) {
+    failed(error, { key: "class_remove_failed" });
+    return;
+  }
+  refreshCounts();
+}
+
+/** The teacher's switch: close joining, or open it again; the switch shows what the server holds. */
+export async function setLock(locked) {
+  room.busy.lock = true;
+  render();
+  try {
+    await call("POST", `/${room.code}/${locked ? "lock" : "unlock"}`);
+    room.live = { ...room.live, locked };
+    say(null);
+  } catch (error) {
+    failed(error);
+  } finally {
+    room.busy.lock = false;
+    render();
+    if (!room.live) ui.lock.checked = !locked;
+  }
+}
+
+/** The CSV with the teacher's token (a link sends none): fetched, then saved under the server's file name. */
+export async function downloadResults() {
+  const lang = document.documentElement.lang || "en";
+  try {
+    const response = await fetch(`/api/classes/${room.summary.code}/results.csv?lang=${lang}`,
+      { headers: { Authorization: `Bearer ${room.summary.token}` } });
+    if (!response.ok) throw await responseError(response);
+    const link = el("a", { attrs: { href: URL.createObjectURL(await response.blob()),
+      download: `class-${room.summary.code}-results.csv` } });
+    document.body.append(link);
+    link.click();
+    link.remove();
+  } catch (error) {
+    say(error instanceof ClassRequestError ? error : new ClassRequestError(0), undefined, { key: "class_summary_failed" });
+  }
+}
