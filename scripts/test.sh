@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up and run every test: a venv in .venv, the project with its test extra, ruff, then pytest in two
-# tiers: the fast tier first (pytest -m "not slow and not e2e", about a minute), then the rest (servers
+# Set up and run every test: a venv in .venv, the project with its test extra, ruff, node --test (the page's pure
+# modules), then pytest in two tiers: the fast tier first (pytest -m "not slow and not e2e", about a minute), then the rest (servers
 # in subprocesses, Redis, and the browser tests in Debian's chromium). Arguments go to both runs, e.g.
 # `bash scripts/test.sh -q` or `bash scripts/test.sh tests/app`. A failing tier stops the script with
 # pytest's exit code.
@@ -9,15 +9,18 @@ cd "$(dirname "$0")/.."
 
 CHROMIUM="${CHROMIUM_PATH:-/usr/bin/chromium}"
 # redis-server: class mode's Redis tests start a real one (they fail, never skip, without it).
-if [ ! -x "$CHROMIUM" ] || ! command -v redis-server >/dev/null; then
+# node: the page's pure modules are tested without a browser (node --test tests/js).
+if [ ! -x "$CHROMIUM" ] || ! command -v redis-server >/dev/null || ! command -v node >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "== installing Debian's chromium and CJK fonts for the browser tests, and redis-server"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q
     apt-get install -y -q chromium fonts-noto-cjk redis-server
+    command -v node >/dev/null || apt-get install -y -q nodejs
   else
     echo "The browser tests need chromium: sudo apt-get install chromium fonts-noto-cjk (or set CHROMIUM_PATH)." >&2
     echo "The class mode tests need redis-server: sudo apt-get install redis-server." >&2
+    echo "The page's module tests need node: sudo apt-get install nodejs." >&2
     echo "Without them they fail; they never skip." >&2
   fi
 fi
@@ -27,6 +30,8 @@ fi
 pip install -q -e '.[test]'
 echo "== ruff"
 ruff check .
+echo "== node --test: the page's pure modules"
+node --test tests/js/
 # pytest exits 5 when it selects no test. One tier may have none among the paths asked for (tests/model
 # has no browser test), so that alone is no failure; both tiers empty means nothing ran, which is one.
 ran=0
