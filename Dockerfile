@@ -47,11 +47,10 @@ RUN set -eu; \
     find "$torch_dir/bin" -mindepth 1 ! -name torch_shm_manager -exec rm -rf {} +; \
     rm -rf /tmp/wheels/pyproject.toml
 
-# 2. The other dependencies, from pyproject.toml alone so that this layer survives code changes.
-COPY pyproject.toml /app/
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/app/pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /tmp/requirements.txt \
- && pip install --find-links /tmp/wheels -r /tmp/requirements.txt \
+# 2. The other dependencies, pinned by the lock file alone (scripts/lock.sh) so that this layer survives code
+# changes, and the image runs the versions CI tested (requirements/test.lock holds the same pins).
+COPY requirements/serve.lock /tmp/requirements.txt
+RUN pip install --find-links /tmp/wheels -r /tmp/requirements.txt \
  && python -c "import torch; assert torch.version.cuda is None, 'torch is a CUDA build'; print('torch', torch.__version__)"
 
 # 3. The app. Editable, because app/main.py finds templates/ and static/ beside app/, here /app.

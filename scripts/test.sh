@@ -27,7 +27,9 @@ fi
 
 [ -d .venv ] || python3 -m venv .venv
 . .venv/bin/activate
-pip install -q -e '.[test]'
+# The pinned versions (scripts/lock.sh), then the project itself: what CI tests is what the image runs.
+pip install -q -r requirements/test.lock
+pip install -q --no-deps -e .
 echo "== ruff"
 ruff check .
 echo "== node --test: the page's pure modules"
