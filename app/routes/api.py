@@ -103,8 +103,9 @@ def get_length(registry: Registry):
 @router.get("/heads", response_model=HeadResults)
 def get_heads(query: Annotated[StepQuery, Query()], registry: Registry):
     """What each head of the trained models looks at, measured once on the whole validation split:
-    attention by offset, on punctuation, one line up, the loss with it off; and one sentence per head in each
-    language. With `step`, the same for the shipped runs stopped at that training step."""
+    attention by offset, on punctuation, one line up, the loss with it off; and each head's role as data (its kind
+    and the shares it names), which the page words in its language. With `step`, the same for the shipped runs
+    stopped at that training step."""
     return heads_at(registry, query.step)
 
 
