@@ -2,10 +2,10 @@
 at a version its range admits, and no CUDA package slipped in. The Docker image installs requirements/serve.lock
 and the test command requirements/test.lock, so what CI tests is what the image runs."""
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
