@@ -61,8 +61,8 @@ class CausalSelfAttention(nn.Module):
             # A head turned off gives zeros to proj (TransformerLens's zero-ablation of hook_z); its pattern is
             # still computed. masked_fill returns a new tensor: no weight and no other row changes.
             y = y.masked_fill(off.view(B, self.n_head, 1, 1), 0.0)  # (B, nh, T, hs)
-        y = y.transpose(1, 2).contiguous().view(B, T, C)  # heads back side by side: (B, T, C)
-        return self.resid_drop(self.proj(y)), pattern, scores
+        z = y.transpose(1, 2).contiguous().view(B, T, C)  # heads back side by side (hook_z): (B, T, C)
+        return self.resid_drop(self.proj(z)), pattern, scores, z
 
 
 class MLP(nn.Module):
@@ -88,10 +88,10 @@ class Block(nn.Module):
         self.mlp = MLP(cfg)
 
     def forward(self, x, rope=None, causal=True, off=None):
-        a, pattern, scores = self.attn(self.ln_1(x), rope, causal, off)
+        a, pattern, scores, z = self.attn(self.ln_1(x), rope, causal, off)
         x = x + a
         x = x + self.mlp(self.ln_2(x))
-        return x, pattern, scores
+        return x, pattern, scores, z
 
 
 @dataclass(frozen=True)
@@ -144,6 +144,7 @@ class Trace:
     attention: list[torch.Tensor]  # post-softmax patterns, each (B, nh, T, T)
     scores: list[torch.Tensor]  # pre-softmax scores, -inf where masked, each (B, nh, T, T)
     residual: list[torch.Tensor]  # residual stream after each block, each (B, T, C)
+    z: list[torch.Tensor]  # the heads' outputs side by side, before proj (TransformerLens's hook_z), each (B, T, C)
 
 
 class GPT(nn.Module):
@@ -192,7 +193,7 @@ class GPT(nn.Module):
 
     @torch.no_grad()
     def trace(self, idx, start=0, use_position=True, causal=True, logits_at=None, heads_off=None,
-              positions=None) -> Trace:
+              positions=None, pairs_off=None) -> Trace:
         """One inference pass that keeps every layer's attention and residual stream.
 
         causal=False removes the mask (full attention), for the position-leak control.
@@ -203,10 +204,13 @@ class GPT(nn.Module):
         heads_off, a bool tensor (n_layer, n_head) or (B, n_layer, n_head) for one set per row, turns
         heads off: their output is zeroed before proj. None (or all False) computes the model as it is.
         positions, (T,) increasing, replaces start..start+T-1: two characters can stand m - n apart with
-        nothing between them, as RoPE's relative-distance experiment needs."""
-        return self._run(idx, start, use_position, causal, logits_at, heads_off, positions)
+        nothing between them, as RoPE's relative-distance experiment needs.
+        pairs_off, a (head_dim/2,) bool tensor, stops RoPE's pairs marked True from turning (theta_i = 0 for them,
+        in every head and layer): Barbero et al.'s test of which speeds a model uses. None or all False: the model."""
+        return self._run(idx, start, use_position, causal, logits_at, heads_off, positions, pairs_off)
 
-    def _run(self, idx, start, use_position, causal, logits_at=None, heads_off=None, positions=None) -> Trace:
+    def _run(self, idx, start, use_position, causal, logits_at=None, heads_off=None, positions=None,
+             pairs_off=None) -> Trace:
         cfg = self.config
         B, T = idx.size()
         pos = torch.arange(start, start + T) if positions is None else torch.as_tensor(positions)  # (T,)
@@ -215,6 +219,7 @@ class GPT(nn.Module):
             limit = "pos_emb has only" if cfg.position == "learned" else "this model allows"
             raise ValueError(f"positions {int(pos.min())}..{int(pos.max())} grew beyond {limit} "
                              f"{cfg.max_positions} positions")
+        assert pairs_off is None or cfg.position == "rope", "pairs_off needs a rope model: only RoPE turns pairs"
         keep = torch.as_tensor(use_position, device=idx.device).expand(B)  # (B,) rows that get positions
         x = self.tok_emb(idx)  # (B, T, C)
         if cfg.position == "learned":
@@ -225,18 +230,24 @@ class GPT(nn.Module):
         if cfg.position == "rope" and keep.any():
             # Rows without positions turn by angle 0 (cos 1, sin 0): the rotation is then exactly the identity.
             k = keep.view(B, 1, 1, 1)
+            if pairs_off is not None:
+                pairs_off = torch.as_tensor(pairs_off, dtype=torch.bool, device=idx.device)
+                assert pairs_off.shape == (cfg.head_dim // 2,), \
+                    f"pairs_off must be (head_dim/2,) = ({cfg.head_dim // 2},), got {tuple(pairs_off.shape)}"
+                k = k & ~pairs_off  # (B, 1, 1, hs/2): a pair off turns by angle 0 at every position
             rope = (torch.where(k, self.rope_cos[pos], 1.0), torch.where(k, self.rope_sin[pos], 0.0))  # (B,1,T,hs/2)
         if heads_off is not None:
             heads_off = torch.as_tensor(heads_off, dtype=torch.bool, device=idx.device)
             assert heads_off.shape[-2:] == (cfg.n_layer, cfg.n_head), \
                 f"heads_off must end in (n_layer, n_head) = ({cfg.n_layer}, {cfg.n_head}), got {tuple(heads_off.shape)}"
             heads_off = heads_off.expand(B, cfg.n_layer, cfg.n_head)  # (B, n_layer, nh)
-        trace = Trace(None, x, [], [], [])
+        trace = Trace(None, x, [], [], [], [])
         for layer, block in enumerate(self.blocks):
-            x, pattern, scores = block(x, rope, causal, None if heads_off is None else heads_off[:, layer])
+            x, pattern, scores, z = block(x, rope, causal, None if heads_off is None else heads_off[:, layer])
             trace.attention.append(pattern)
             trace.scores.append(scores)
             trace.residual.append(x)
+            trace.z.append(z)
         if logits_at is not None:
             x = x[torch.arange(B), torch.as_tensor(logits_at)].unsqueeze(1)  # (B, 1, C)
         trace.logits = self.lm_head(self.ln_f(x))
