@@ -40,6 +40,12 @@ class ReferenceGPT:
         """-> (logits (T, vocab), [pattern (nh, T, T) per layer], [scores (nh, T, T) per layer]).
         use_position=False: no pos_emb term and no rotation, the lesson's model without position information.
         positions: each token's position, instead of start, start + 1, ..."""
+        out = self.trace(ids, causal, start, use_position, positions)
+        return out["logits"], out["patterns"], out["scores"]
+
+    def trace(self, ids, causal=True, start=0, use_position=True, positions=None):
+        """run's numbers as a dict (logits, patterns, scores), with the residual stream entering block 1 and after
+        each block ("residual", n_layer + 1 of (T, C)) and each block's heads side by side before proj ("z")."""
         cfg, w = self.cfg, self.w
         T, C, nh = len(ids), cfg.n_embd, cfg.n_head
         hs = C // nh
@@ -47,7 +53,7 @@ class ReferenceGPT:
         x = w["tok_emb.weight"][ids]
         if cfg.position == "learned" and use_position:
             x = x + w["pos_emb.weight"][positions]
-        patterns, all_scores = [], []
+        patterns, all_scores, residual, zs = [], [], [x], []
         for layer in range(cfg.n_layer):
             p = f"blocks.{layer}."
             h = _layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"])
@@ -67,5 +73,7 @@ class ReferenceGPT:
                 + w[p + "mlp.proj.bias"]
             patterns.append(pattern)
             all_scores.append(scores)
-        x = _layer_norm(x, w["ln_f.weight"], w["ln_f.bias"])
-        return x @ w["tok_emb.weight"].T, patterns, all_scores  # the output head is tied to tok_emb
+            residual.append(x)
+            zs.append(y)
+        logits = _layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]) @ w["tok_emb.weight"].T  # the head is tied to tok_emb
+        return {"logits": logits, "patterns": patterns, "scores": all_scores, "residual": residual, "z": zs}
