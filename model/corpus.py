@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
-from model.errors import DataError, train_extra
+from model.errors import train_extra
+from model.poems import DATA_DIR, sha256
 from model.tokenizer import CharTokenizer
 
 PACKAGE = "chinese-poetry"
@@ -24,7 +25,6 @@ POEM_FILE = re.compile(r"^package/dist/quantangshi/poet\.tang\.(\d+)\.json$")  #
 VAL_FRACTION = 0.05  # about 2,900 poems, 190,000 characters: enough to rank the position modes
 VOCAB_CHARS = 4000  # cover 99.1% of the text; the rest map to the unknown id
 SPLITS = ("train", "val")
-DATA_DIR = Path(__file__).resolve().parent / "data"
 VOCAB_PATH = Path(__file__).resolve().parent / "weights" / "vocab.json"
 
 
@@ -91,10 +91,6 @@ def build_vocab(train_text: str, size: int = VOCAB_CHARS) -> CharTokenizer:
     return CharTokenizer(tokenizer.chars[: size - 1] + ["\n"])
 
 
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def write_corpus(corpus: Corpus, package: dict, out_dir: str | Path = DATA_DIR,
                  vocab_path: str | Path = VOCAB_PATH) -> dict:
     """Write tang.{train,val}.txt.xz, corpus.json and the vocabulary; return corpus.json's content."""
@@ -122,20 +118,6 @@ def write_corpus(corpus: Corpus, package: dict, out_dir: str | Path = DATA_DIR,
                        "sha256": sha256(texts[split])}
     (out_dir / "corpus.json").write_text(json.dumps(info, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return info
-
-
-def load_info(data_dir: str | Path = DATA_DIR) -> dict:
-    return json.loads((Path(data_dir) / "corpus.json").read_text(encoding="utf-8"))
-
-
-def load_text(split: str, data_dir: str | Path = DATA_DIR) -> str:
-    """One shipped split, checked against corpus.json so a changed file cannot pass silently."""
-    info = load_info(data_dir)[split]
-    text = lzma.decompress((Path(data_dir) / info["file"]).read_bytes()).decode("utf-8")
-    if sha256(text) != info["sha256"]:
-        raise DataError(f"{info['file']} does not match the sha256 in corpus.json; rebuild it with "
-                         "`heads-positions corpus`")
-    return text
 
 
 def load_vocab(path: str | Path = VOCAB_PATH) -> CharTokenizer:

@@ -17,9 +17,10 @@ from pathlib import Path
 import torch
 
 from model.checkpoint import load_checkpoint, load_training_state, save_checkpoint
-from model.corpus import load_info, load_text, load_vocab
+from model.corpus import load_vocab
 from model.errors import ConfigError, train_extra
 from model.gpt import GPT, GPTConfig, PositionMode
+from model.poems import load_info, load_text
 from model.tokenizer import CharTokenizer
 from model.windows import spread_offsets, window_offsets, windows
 

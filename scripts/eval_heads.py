@@ -14,8 +14,8 @@ import torch
 
 from model.assets import TRAINING_RESULTS_PATH, checkpoint_path
 from model.checkpoint import load_checkpoint
-from model.corpus import load_text
 from model.heads import MAX_OFFSET, ablation_statistics, head_statistics, with_ablation, with_roles
+from model.poems import load_text
 from model.train import load_data
 
 OUT = TRAINING_RESULTS_PATH.with_name("heads.json")

@@ -13,8 +13,8 @@ import torch.nn.functional as F
 from model import GPT, GPTConfig
 from model.assets import WEIGHTS_DIR, checkpoint_path
 from model.checkpoint import load_checkpoint
-from model.corpus import load_text
 from model.heads import KINDS, ablation_statistics, next_kinds
+from model.poems import load_text
 from model.tokenizer import CharTokenizer
 
 

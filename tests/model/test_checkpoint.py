@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from model.checkpoint import load_checkpoint, load_training_state, save_checkpoint
-from model.corpus import VOCAB_PATH, load_info, load_text, load_vocab
+from model.corpus import VOCAB_PATH, load_vocab
 from model.gpt import GPT, GPTConfig
+from model.poems import load_info, load_text
 from model.tokenizer import CharTokenizer
 from model.train import evaluate, window_offsets
 

@@ -10,17 +10,15 @@ import pytest
 
 from app.commands import corpus as corpus_command
 from model.corpus import (
-    DATA_DIR,
     VOCAB_PATH,
     build_corpus,
     build_vocab,
     is_validation,
-    load_info,
-    load_text,
     load_vocab,
     read_package,
     write_corpus,
 )
+from model.poems import DATA_DIR, load_info, load_text
 
 # Traditional characters with a different simplified form: 壯->壮, 綺->绮, 離->离, 連->连, 飛->飞, 觀->观.
 POEMS = {

@@ -9,7 +9,6 @@ import torch
 
 from model.assets import WEIGHTS_DIR, checkpoint_path
 from model.checkpoint import load_checkpoint
-from model.corpus import load_text
 from model.gpt import GPT, GPTConfig
 from model.heads import (
     MAX_OFFSET,
@@ -22,6 +21,7 @@ from model.heads import (
     preferences,
     punctuation_preference,
 )
+from model.poems import load_text
 from model.tokenizer import CharTokenizer
 
 MARKS = "，。！？；：、,.!?;:"

@@ -11,7 +11,7 @@ from reference_gpt import ReferenceGPT
 
 from model.assets import WEIGHTS_DIR, checkpoint_path
 from model.checkpoint import load_checkpoint
-from model.corpus import load_text
+from model.poems import load_text
 from model.position_probe import position_probe, site_names
 from model.rope import rope_angles
 from model.tokenizer import CharTokenizer

@@ -8,8 +8,8 @@ import torch
 
 from model.assets import WEIGHTS_DIR, checkpoint_path
 from model.checkpoint import load_checkpoint
-from model.corpus import load_text
 from model.gpt import GPT, GPTConfig
+from model.poems import load_text
 from model.rope import rope_angles
 from model.rope_speeds import BANDS, band_effect, band_pairs, layer_qk, pair_shares, speeds
 from model.tokenizer import CharTokenizer

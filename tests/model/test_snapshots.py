@@ -11,8 +11,8 @@ import torch
 
 from model.assets import SNAPSHOT_STEPS, SNAPSHOTS_PATH, TRAINING_RESULTS_PATH, checkpoint_path, snapshot_path
 from model.checkpoint import load_checkpoint
-from model.corpus import load_text
 from model.heads import KINDS, ablation_statistics, head_statistics
+from model.poems import load_text
 from model.train import CHECK_WINDOWS, evaluate, load_data, window_offsets
 
 POSITIONS = ("learned", "rope", "none")

@@ -8,8 +8,9 @@ import torch
 
 from app.commands import train as train_command
 from model.checkpoint import load_checkpoint
-from model.corpus import build_vocab, load_text
+from model.corpus import build_vocab
 from model.gpt import GPT
+from model.poems import load_text
 from model.train import (
     Data,
     TrainConfig,
