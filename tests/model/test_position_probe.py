@@ -3,6 +3,7 @@
 as a column of the design matrix (model/position_probe.py centres instead)."""
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -96,3 +97,18 @@ def test_learned_embedding_holds_the_position(val_ids):
     T = model.config.block_size
     site = position_probe(model, val_ids, window_offsets(len(val_ids), T, T, 40))["sites"][0]
     assert site["mae"] < 5 < 30 < site["chance"]
+
+
+@pytest.mark.slow
+def test_the_shipped_figures_are_measured_as_stated(val_ids):
+    """probe.json's none model at the end of training, with the mask: the probe on every third window, again."""
+    shipped = json.loads((WEIGHTS_DIR / "probe.json").read_text(encoding="utf-8"))["probe"]
+    model = load_checkpoint(checkpoint_path("none"))[0]
+    T = model.config.block_size
+    offsets = window_offsets(len(val_ids), T, T)[::shipped["window_stride"]]
+    got = position_probe(model, val_ids, offsets)
+    assert got["windows"] == shipped["windows"] and got["test_windows"] == shipped["test_windows"]
+    final = next(m for m in shipped["models"] if m["position"] == "none")["steps"][-1]
+    for site, stored in zip(got["sites"], final["causal"]):
+        assert site["mae"] == pytest.approx(stored["mae"], abs=1e-4)
+        assert site["within"] == pytest.approx(stored["within"], abs=1e-4)
