@@ -4,6 +4,7 @@ and print a Markdown table for docs/benchmarks.md. Loopback only; every run is b
     python scripts/bench.py [--workers 2] [--duration 10] [--port PORT]
     python scripts/bench.py --only typing [--keystrokes 20]   # the keystroke-to-heatmap figure alone
     python scripts/bench.py --only class [--students 10 30 60]  # a keystroke against a comparison, a class typing
+    python scripts/bench.py --only probe  # GET /api/probe for an untrained model: computed, then the cached answer
 
 Also: the time to the first heatmap and the weight of each page in chromium (cold cache, median of
 5), the time from a keystroke to the changed line's heatmaps redrawn, and how many fresh comparisons
@@ -525,6 +526,34 @@ def forward_ms() -> float:
     return (time.perf_counter() - start) / 200 * 1000
 
 
+def timed_get(url: str) -> float:
+    """Milliseconds from sending a GET to the whole answer read."""
+    start = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=120) as response:
+        response.read()
+    return (time.perf_counter() - start) * 1000
+
+
+def probe_figures(base: str, repeats: int = 20) -> list[dict]:
+    """GET /api/probe on untrained models of 1 to 4 layers, each mode: the first answer (computed on the server) and
+    the median of `repeats` more (the response cache's)."""
+    rows = []
+    for n_layer in range(1, 5):
+        for position in ("learned", "rope", "none"):
+            url = f"{base}/api/probe?weights=random&position={position}&n_layer={n_layer}"
+            first = timed_get(url)
+            cached = statistics.median(timed_get(url) for _ in range(repeats))
+            rows.append({"n_layer": n_layer, "position": position, "first": first, "cached": cached})
+    return rows
+
+
+def print_probe(rows: list[dict]) -> None:
+    print("| n_layer | position | first answer ms (computed) | cached answer ms (median of 20) |")
+    print("|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['n_layer']} | {r['position']} | {r['first']:.0f} | {r['cached']:.1f} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -535,8 +564,9 @@ def main() -> int:
     parser.add_argument("--keystrokes", type=int, default=20, help="keystrokes per page for the typing figure")
     parser.add_argument("--students", type=int, nargs="+", default=[10, 30, 60], help="class sizes typing at once")
     parser.add_argument("--rounds", type=int, default=3, help="lines each student types, one after the other")
-    parser.add_argument("--only", choices=["typing", "class"],
-                        help="typing: only the keystroke-to-heatmap figure; class: only the keystroke figures")
+    parser.add_argument("--only", choices=["typing", "class", "probe"],
+                        help="typing: only the keystroke-to-heatmap figure; class: only the keystroke figures; "
+                        "probe: only GET /api/probe on untrained models")
     args = parser.parse_args()
     args.port = args.port or free_port()
     base = f"http://127.0.0.1:{args.port}"
@@ -555,6 +585,14 @@ def main() -> int:
               f"{before}, at the end {os.getloadavg()[0]:.1f}")
         print_keystrokes(rates, 16)
         print_class(typed)
+        return 0
+    if args.only == "probe":
+        try:
+            rows = probe_figures(base)
+        finally:
+            stop(server)
+        print(f"\nworkers: {args.workers}, {os.cpu_count()} cores, load average at the end {os.getloadavg()[0]:.1f}")
+        print_probe(rows)
         return 0
     if args.only == "typing":
         try:

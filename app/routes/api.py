@@ -20,10 +20,12 @@ from app.schemas.compare import (
     TrainingResults,
 )
 from app.schemas.heads import HeadResults, SnapshotTimeline, StepQuery
+from app.schemas.probe import ProbeQuery, ProbeResponse, RopeSpeedsQuery, RopeSpeedsResponse
 from app.schemas.verdicts import CompareVerdict, CompareWithVerdict
 from app.services.ablation import ablate
 from app.services.options import options
 from app.services.positions import relative_scores
+from app.services.probe import probe, rope_speeds
 from app.services.results import shipped_results, training_results
 from app.services.rope import rope_table
 from app.services.snapshots import heads_at, similarity_at, timeline
@@ -115,3 +117,21 @@ def get_snapshots(registry: Registry):
     previous-character head, its couplet heads, how flat layer 1 is by offset, and the pos_emb table's rhythm;
     and the first step from which each has formed."""
     return timeline(registry)
+
+
+@router.get("/probe", response_model=ProbeResponse, response_class=JSONBytes)
+async def get_probe(query: Annotated[ProbeQuery, Query()], request: Request, registry: Registry, cache: Cache):
+    """Where a model keeps order: a ridge probe that reads each character's absolute position from the residual
+    stream before block 1 and after each block, and from each block's attention output before proj (hook_z);
+    its test error by site. Trained and snapshot weights: measured once on the validation poems (probe.json);
+    random: measured on request on a fixed subset of them, then kept."""
+    answer = await cache.answer("probe", query, lambda: probe(query, registry))
+    return await encoded_json(answer, request.headers)
+
+
+@router.get("/rope/speeds", response_model=RopeSpeedsResponse)
+def get_rope_speeds(query: Annotated[RopeSpeedsQuery, Query()], registry: Registry):
+    """Which of RoPE's rotation speeds each head of the trained RoPE model uses: each pair's mean share of the
+    score on the query's own key, on the previous character's, and weighted by attention; and the validation loss
+    and attention to the previous character with a quarter band of pairs stopped (θ = 0, no weight changes)."""
+    return rope_speeds(registry, query.band)

@@ -18,7 +18,7 @@ class ModelRegistry:
                  results: dict | None = None, weights_dir: Path | None = None):
         self.tokenizer = tokenizer
         self.trained = trained
-        self.results = results or {}  # shipped JSON results by name: "training", "length", "heads", "snapshots"
+        self.results = results or {}  # shipped JSON by name: "training", "length", "heads", "snapshots", "probe"
         self.weights_dir = weights_dir
         self._snapshots: dict[tuple[str, int], GPT] = {}  # loaded on first use: most requests never need one
         self._cache: OrderedDict[tuple, GPT] = OrderedDict()
@@ -37,7 +37,7 @@ class ModelRegistry:
                     raise ValueError(f"{path} was trained with another vocabulary than {weights_dir / 'vocab.json'}")
                 trained[position] = (model, meta)
         results = {name: json.loads((weights_dir / f"{name}.json").read_text(encoding="utf-8"))
-                   for name in ("training", "length", "heads", "snapshots")
+                   for name in ("training", "length", "heads", "snapshots", "probe")
                    if (weights_dir / f"{name}.json").exists()}
         return cls(tokenizer, trained, cache_size, results, weights_dir)
 

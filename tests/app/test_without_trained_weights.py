@@ -37,7 +37,8 @@ def test_trained_weights_are_refused_by_field_and_random_ones_still_answer(bare,
     assert bare.post(path, json={**body, "weights": "random"}).status_code == 200
 
 
-@pytest.mark.parametrize("path, runs", [("/api/training", "runs"), ("/api/length", "runs"), ("/api/heads", "models")])
+@pytest.mark.parametrize("path, runs", [("/api/training", "runs"), ("/api/length", "runs"), ("/api/heads", "models"),
+                                        ("/api/probe", "models"), ("/api/rope/speeds", "layers")])
 def test_shipped_results_are_empty(bare, path, runs):
     response = bare.get(path)
     assert response.status_code == 200 and response.json()[runs] == []
