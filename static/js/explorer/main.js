@@ -11,6 +11,7 @@ import { applyDict, loadDict, setDict, tr } from "../shared/i18n.js";
 import { LANGS, MODES } from "../shared/constants.js";
 import { latest } from "../shared/latest.js";
 import { ANSWER_PANELS, modelSummary, renderHeatmaps, renderRopePairs, unknownNote } from "./panels.js";
+import { createProbePanels } from "./probe.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
 import { explorerState, readState, sameState, toSearch } from "./state.js";
@@ -546,6 +547,9 @@ async function start() {
     },
   });
   page.panels.shipped = createShippedPanels();
+  page.panels.probe = createProbePanels(() => ({
+    position: state().pos, n_layer: state().nLayer ?? page.options?.random?.n_layer ?? 2,
+  }));
   page.panels.ablation = createAblationPanel(() => ({
     line: state().a,
     position: state().pos,

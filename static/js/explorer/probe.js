@@ -1,0 +1,270 @@
+// Two panels on where a model keeps order. "Where order is kept" draws GET /api/probe: the probe's test error at
+// each site for the three trained models (at the training-step slider's step) and the untrained model on screen,
+// with the panel's own mask switch. "RoPE's speeds" draws GET /api/rope/speeds: each pair's share of each head's
+// score as a heatmap, fastest pair first, and what stopping a band of pairs costs. Both load when first seen and
+// redraw on a language switch; every number is the server's.
+
+import { ApiError } from "../shared/api.js";
+import { MODES } from "../shared/constants.js";
+import { $, $$, show } from "../shared/dom.js";
+import { draw, purge } from "../shared/draw.js";
+import { escapePlotly as esc, fillRich, num, tr } from "../shared/i18n.js";
+import { latest } from "../shared/latest.js";
+import { whenVisible } from "../shared/lazy.js";
+import { MODE_STYLE, MUTED, PUOR, TYPE, baseLayout, colorbar, lineAxis, titleText } from "../shared/plots.js";
+import { modeLabel } from "./plots-results.js";
+import { showLoadError } from "./shipped.js";
+import { askedStep, loadTimeline, onStepChange } from "./step-control.js";
+import { explorerState } from "./state.js";
+
+const UNTRAINED = { color: "#6b7280", dash: "dashdot", symbol: "x" };
+
+async function getJson(path, params, signal) {
+  const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== null && v !== undefined));
+  const response = await fetch(`${path}?${query}`, { signal, headers: { Accept: "application/json" } });
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    const detail = Array.isArray(data?.detail) ? data.detail : [];
+    const fields = detail.filter((d) => d.loc?.includes("step"))
+      .map((d) => ({ field: "step", msg: String(d.msg ?? ""), type: d.type, ctx: d.ctx }));
+    throw new ApiError(response.status, fields, [{ msg: response.statusText }]);
+  }
+  return data;
+}
+
+/** A site's name on the axis: the residual stream before block 1 or after block l, or block l's z. */
+export function siteLabel(site) {
+  if (site.site === "z") return tr("probe_site_z", { n: site.layer });
+  return site.layer === 0 ? tr("probe_site_embedding") : tr("probe_site_residual", { n: site.layer });
+}
+
+/** The sites in drawing order, along the model: embedding, then each block's z and the residual after it. */
+function ordered(sites) {
+  const residual = (l) => sites.find((s) => s.site === "residual" && s.layer === l);
+  const z = (l) => sites.find((s) => s.site === "z" && s.layer === l);
+  const n = Math.max(...sites.map((s) => s.layer));
+  return [residual(0), ...Array.from({ length: n }, (_, i) => [z(i + 1), residual(i + 1)]).flat()];
+}
+
+export function probeFigure({ trained, untrained }) {
+  const lines = [...trained.map((m) => ({ m, style: MODE_STYLE[m.position], name: modeLabel(m.position) })),
+    ...(untrained ? [{ m: untrained, style: UNTRAINED,
+      name: tr("probe_untrained", { mode: modeLabel(untrained.position), n: untrained.n_layer }) }] : [])];
+  const data = lines.map(({ m, style, name }) => {
+    const sites = ordered(m.sites);
+    return {
+      type: "scatter",
+      mode: "lines+markers",
+      name: esc(name),
+      meta: untrained && m === untrained ? "untrained" : m.position,
+      x: sites.map((s) => esc(siteLabel(s))),
+      y: sites.map((s) => s.mae),
+      hovertemplate: `%{x} · %{y:.1f}<extra>${esc(name)}</extra>`,
+      line: { color: style.color, width: 2, dash: style.dash },
+      marker: { color: style.color, size: 8, symbol: style.symbol },
+    };
+  });
+  const chance = [...trained, ...(untrained ? [untrained] : [])][0]?.sites[0]?.chance ?? null;
+  const layout = baseLayout({
+    margin: { l: 8, r: 12, t: 8, b: 8 },
+    showlegend: true,
+    legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
+    xaxis: lineAxis(tr("probe_axis_site"), { type: "category", automargin: true }),
+    yaxis: lineAxis(tr("probe_axis_mae"), { rangemode: "tozero" }),
+    shapes: chance === null ? [] : [{
+      type: "line", xref: "paper", yref: "y", x0: 0, x1: 1, y0: chance, y1: chance,
+      line: { color: MUTED, width: 1.5, dash: "dot" },
+    }],
+    annotations: chance === null ? [] : [{
+      xref: "paper", yref: "y", x: 1, y: chance, xanchor: "right", yanchor: "bottom", showarrow: false,
+      text: esc(tr("probe_chance", { mae: num(chance.toFixed(1)) })), font: { size: TYPE.tick, color: MUTED },
+    }],
+  });
+  return { data, layout };
+}
+
+/** The sentence under the chart: the none model's error before block 1 and after it, against chance. */
+export function probeVerdict(trained, causal) {
+  const none = trained.find((m) => m.position === "none");
+  if (!none) return "";
+  const before = none.sites.find((s) => s.site === "residual" && s.layer === 0);
+  const after = none.sites.find((s) => s.site === "residual" && s.layer === 1);
+  const fmt = (v) => num(v.toFixed(1));
+  return tr(causal ? "probe_verdict" : "probe_verdict_nomask", {
+    before: fmt(before.mae), after: fmt(after.mae), early: fmt(after.by_range["0-15"]), chance: fmt(before.chance),
+  });
+}
+
+function finish(panel) {
+  panel.dataset.state = "ready";
+  panel.dataset.renderCount = String(Number(panel.dataset.renderCount || 0) + 1);
+}
+
+/** untrainedOnScreen() -> {position, n_layer}: the explorer's mode and the depth of its untrained model. */
+function createProbePanel(untrainedOnScreen) {
+  const panel = $("#panel-probe");
+  const causalBox = $("#probe-causal");
+  const request = latest();
+  let shown = null; // {trained, untrained, causal}
+  let started = false;
+
+  async function render() {
+    const { trained, untrained, causal } = shown;
+    show($("#probe-empty"), trained.models.length === 0 && !untrained);
+    const verdict = probeVerdict(trained.models, causal);
+    fillRich($("#probe-verdict"), verdict);
+    show($("#probe-verdict"), Boolean(verdict));
+    const models = [...trained.models].sort((a, b) => MODES.indexOf(a.position) - MODES.indexOf(b.position));
+    if (!models.length && !untrained) purge($("#probe-plot"));
+    else await draw($("#probe-plot"), probeFigure({ trained: models, untrained: untrained?.models[0] }), "probe");
+    panel.dataset.step = String(trained.step);
+    panel.dataset.causal = String(causal);
+    finish(panel);
+  }
+
+  async function load() {
+    const causal = causalBox.checked;
+    const step = askedStep();
+    panel.dataset.state = "loading";
+    panel.dataset.stale = "";
+    let out;
+    try {
+      out = await request.run((signal) => Promise.all([
+        getJson("/api/probe", { step, causal }, signal),
+        getJson("/api/probe", { weights: "random", ...untrainedOnScreen(), causal }, signal).catch((e) => {
+          if (e?.name === "AbortError") throw e;
+          console.error(e); // the trained models still draw without the untrained line
+          return null;
+        }),
+      ]));
+    } catch (error) {
+      panel.dataset.state = "error";
+      showLoadError(panel, error);
+      return;
+    }
+    if (out.stale) return;
+    showLoadError(panel, null);
+    shown = { trained: out.value[0], untrained: out.value[1], causal };
+    await render();
+    delete panel.dataset.stale;
+  }
+
+  whenVisible(panel, () => {
+    started = true;
+    loadTimeline().then(load);
+  });
+  onStepChange(() => {
+    if (started) load();
+  });
+  causalBox.addEventListener("change", () => {
+    if (started) load();
+  });
+  explorerState.subscribe((next, previous) => {
+    if (started && (next.pos !== previous.pos || next.nLayer !== previous.nLayer)) load();
+  });
+  return { redraw: () => (shown ? render() : Promise.resolve()) };
+}
+
+/** A pair's row label: its number and θ in degrees per character. */
+export function pairLabel(i, degrees) {
+  return tr("speeds_pair", { i, deg: num(degrees < 1 ? degrees.toPrecision(2) : degrees.toFixed(1)) });
+}
+
+export function speedsFigure({ speeds, measure }) {
+  const heads = speeds.layers.flatMap((l) => l.heads.map((h) => ({ layer: l.layer, head: h.head, values: h[measure] })));
+  const x = heads.map((h) => esc(tr("speeds_head", { layer: h.layer, head: h.head })));
+  const y = speeds.theta_degrees.map((d, i) => esc(pairLabel(i, d)));
+  const z = speeds.theta_degrees.map((_, i) => heads.map((h) => h.values[i]));
+  const range = Math.max(1e-9, ...z.flat().map(Math.abs));
+  const trace = {
+    type: "heatmap",
+    x,
+    y,
+    z,
+    zmin: -range,
+    zmax: range,
+    zmid: 0,
+    colorscale: PUOR,
+    xgap: 1,
+    ygap: 1,
+    hovertemplate: "%{x} · %{y}<br>%{z:.3f}<extra></extra>",
+    colorbar: colorbar({ title: titleText(tr("speeds_colorbar"), { side: "right" }) }),
+  };
+  const layout = baseLayout({
+    margin: { l: 8, r: 8, t: 6, b: 8 },
+    xaxis: { title: titleText(tr("speeds_axis_head"), { standoff: 2 }), fixedrange: true, automargin: true,
+      showgrid: false, zeroline: false, type: "category" },
+    yaxis: { title: titleText(tr("speeds_axis_pair"), { standoff: 2 }), autorange: "reversed", fixedrange: true,
+      automargin: true, showgrid: false, zeroline: false, type: "category" },
+  });
+  return { data: [trace], layout };
+}
+
+/** What the band costs: the loss before and after, and the previous-character head's attention before and after. */
+export function speedsVerdict(answer) {
+  const on = answer.all_on;
+  const off = answer.stopped;
+  if (!on || !off) return "";
+  // The head that looks most at the previous character with every pair turning.
+  let best = { layer: 1, head: 1, share: -1 };
+  on.previous.forEach((row, l) => row.forEach((share, h) => {
+    if (share > best.share) best = { layer: l + 1, head: h + 1, share };
+  }));
+  const pct = (v) => num((100 * v).toFixed(0));
+  return tr("speeds_verdict", {
+    band: tr(`speeds_band_${off.band}`), before: num(on.val_loss.toFixed(3)), after: num(off.val_loss.toFixed(3)),
+    layer: best.layer, head: best.head, share_before: pct(best.share),
+    share_after: pct(off.previous[best.layer - 1][best.head - 1]),
+  });
+}
+
+function createSpeedsPanel() {
+  const panel = $("#panel-speeds");
+  const measureBox = $("#speeds-measure");
+  const request = latest();
+  let answer = null;
+  let started = false;
+
+  async function render() {
+    const empty = answer.layers.length === 0;
+    show($("#speeds-empty"), empty);
+    const verdict = speedsVerdict(answer);
+    fillRich($("#speeds-verdict"), verdict);
+    show($("#speeds-verdict"), Boolean(verdict));
+    if (empty) purge($("#speeds-plot"));
+    else await draw($("#speeds-plot"), speedsFigure({ speeds: answer, measure: measureBox.value }), "rope-speeds");
+    panel.dataset.band = answer.stopped?.band ?? "none";
+    finish(panel);
+  }
+
+  async function load() {
+    const band = $('input[name="speeds-band"]:checked', panel).value;
+    panel.dataset.state = "loading";
+    let out;
+    try {
+      out = await request.run((signal) => getJson("/api/rope/speeds", { band: band === "none" ? null : band }, signal));
+    } catch (error) {
+      panel.dataset.state = "error";
+      showLoadError(panel, error);
+      return;
+    }
+    if (out.stale) return;
+    showLoadError(panel, null);
+    answer = out.value;
+    await render();
+  }
+
+  whenVisible(panel, () => {
+    started = true;
+    load();
+  });
+  for (const radio of $$('input[name="speeds-band"]', panel)) radio.addEventListener("change", () => started && load());
+  measureBox.addEventListener("change", () => answer && render());
+  return { redraw: () => (answer ? render() : Promise.resolve()) };
+}
+
+/** untrainedOnScreen() -> {position, n_layer}: the untrained model drawn beside the trained ones. */
+export function createProbePanels(untrainedOnScreen) {
+  const panels = [createProbePanel(untrainedOnScreen), createSpeedsPanel()];
+  return { redraw: () => Promise.all(panels.map((p) => p.redraw())) };
+}
