@@ -11,7 +11,9 @@ import { draw, purge } from "../shared/draw.js";
 import { escapePlotly as esc, fillRich, num, tr } from "../shared/i18n.js";
 import { latest } from "../shared/latest.js";
 import { whenVisible } from "../shared/lazy.js";
-import { MODE_STYLE, MUTED, PUOR, TYPE, baseLayout, colorbar, lineAxis, titleText } from "../shared/plots.js";
+import {
+  MODE_STYLE, MUTED, PUOR, TYPE, baseLayout, colorbar, lineAxis, narrowScreen, titleText,
+} from "../shared/plots.js";
 import { modeLabel } from "./plots-results.js";
 import { showLoadError } from "./shipped.js";
 import { askedStep, loadTimeline, onStepChange } from "./step-control.js";
@@ -165,15 +167,22 @@ function createProbePanel(untrainedOnScreen) {
   return { redraw: () => (shown ? render() : Promise.resolve()) };
 }
 
+/** θ in degrees as the pair labels write it: 1 decimal from 1° up, 2 significant digits below. */
+function degrees(d) {
+  return num(d < 1 ? d.toPrecision(2) : d.toFixed(1));
+}
+
 /** A pair's row label: its number and θ in degrees per character. */
-export function pairLabel(i, degrees) {
-  return tr("speeds_pair", { i, deg: num(degrees < 1 ? degrees.toPrecision(2) : degrees.toFixed(1)) });
+export function pairLabel(i, theta) {
+  return tr("speeds_pair", { i, deg: degrees(theta) });
 }
 
 export function speedsFigure({ speeds, measure }) {
+  // On a phone the labels are the numbers alone (the axis titles name them), so the cells keep the width.
+  const narrow = narrowScreen();
   const heads = speeds.layers.flatMap((l) => l.heads.map((h) => ({ layer: l.layer, head: h.head, values: h[measure] })));
-  const x = heads.map((h) => esc(tr("speeds_head", { layer: h.layer, head: h.head })));
-  const y = speeds.theta_degrees.map((d, i) => esc(pairLabel(i, d)));
+  const x = heads.map((h) => (narrow ? `${h.layer}-${h.head}` : esc(tr("speeds_head", { layer: h.layer, head: h.head }))));
+  const y = speeds.theta_degrees.map((d, i) => (narrow ? `${i} · ${degrees(d)}°` : esc(pairLabel(i, d))));
   const z = speeds.theta_degrees.map((_, i) => heads.map((h) => h.values[i]));
   const range = Math.max(1e-9, ...z.flat().map(Math.abs));
   const trace = {
@@ -188,11 +197,11 @@ export function speedsFigure({ speeds, measure }) {
     xgap: 1,
     ygap: 1,
     hovertemplate: "%{x} · %{y}<br>%{z:.3f}<extra></extra>",
-    colorbar: colorbar({ title: titleText(tr("speeds_colorbar"), { side: "right" }) }),
+    colorbar: colorbar(narrow ? { thickness: 8 } : { title: titleText(tr("speeds_colorbar"), { side: "right" }) }),
   };
   const layout = baseLayout({
     margin: { l: 8, r: 8, t: 6, b: 8 },
-    xaxis: { title: titleText(tr("speeds_axis_head"), { standoff: 2 }), fixedrange: true, automargin: true,
+    xaxis: { title: titleText(tr(narrow ? "speeds_axis_head_short" : "speeds_axis_head"), { standoff: 2 }), fixedrange: true, automargin: true,
       showgrid: false, zeroline: false, type: "category" },
     yaxis: { title: titleText(tr("speeds_axis_pair"), { standoff: 2 }), autorange: "reversed", fixedrange: true,
       automargin: true, showgrid: false, zeroline: false, type: "category" },
