@@ -45,7 +45,7 @@ def layer_qk(model: GPT, idx: torch.Tensor, pairs_off: torch.Tensor | None = Non
     cfg = model.config
     B, T = idx.shape
     with torch.no_grad():
-        trace = model.trace(idx, pairs_off=pairs_off)
+        trace = model.trace(idx, pairs_off=pairs_off, logits_at=torch.zeros(B, dtype=torch.long))  # no head needed
         qk = []
         for block, x in zip(model.blocks, [trace.embedding, *trace.residual[:-1]]):  # what enters each block
             q, k, _ = block.attn.qkv(block.ln_1(x)).split(cfg.n_embd, dim=2)  # (B, T, C) each
