@@ -15,6 +15,7 @@ import {
   MODE_STYLE, MUTED, PUOR, TYPE, baseLayout, colorbar, lineAxis, narrowScreen, titleText,
 } from "../shared/plots.js";
 import { modeLabel } from "./plots-results.js";
+import { degrees, ordered, pairLabel, probeVerdict, siteLabel, speedsVerdict } from "./probe-words.js";
 import { showLoadError } from "./shipped.js";
 import { askedStep, loadTimeline, onStepChange } from "./step-control.js";
 import { explorerState } from "./state.js";
@@ -32,20 +33,6 @@ async function getJson(path, params, signal) {
     throw new ApiError(response.status, fields, [{ msg: response.statusText }]);
   }
   return data;
-}
-
-/** A site's name on the axis: the residual stream before block 1 or after block l, or block l's z. */
-export function siteLabel(site) {
-  if (site.site === "z") return tr("probe_site_z", { n: site.layer });
-  return site.layer === 0 ? tr("probe_site_embedding") : tr("probe_site_residual", { n: site.layer });
-}
-
-/** The sites in drawing order, along the model: embedding, then each block's z and the residual after it. */
-function ordered(sites) {
-  const residual = (l) => sites.find((s) => s.site === "residual" && s.layer === l);
-  const z = (l) => sites.find((s) => s.site === "z" && s.layer === l);
-  const n = Math.max(...sites.map((s) => s.layer));
-  return [residual(0), ...Array.from({ length: n }, (_, i) => [z(i + 1), residual(i + 1)]).flat()];
 }
 
 export function probeFigure({ trained, untrained }) {
@@ -83,18 +70,6 @@ export function probeFigure({ trained, untrained }) {
     }],
   });
   return { data, layout };
-}
-
-/** The sentence under the chart: the none model's error before block 1 and after it, against chance. */
-export function probeVerdict(trained, causal) {
-  const none = trained.find((m) => m.position === "none");
-  if (!none) return "";
-  const before = none.sites.find((s) => s.site === "residual" && s.layer === 0);
-  const after = none.sites.find((s) => s.site === "residual" && s.layer === 1);
-  const fmt = (v) => num(v.toFixed(1));
-  return tr(causal ? "probe_verdict" : "probe_verdict_nomask", {
-    before: fmt(before.mae), after: fmt(after.mae), early: fmt(after.by_range["0-15"]), chance: fmt(before.chance),
-  });
 }
 
 function finish(panel) {
@@ -167,16 +142,6 @@ function createProbePanel(untrainedOnScreen) {
   return { redraw: () => (shown ? render() : Promise.resolve()) };
 }
 
-/** θ in degrees as the pair labels write it: 1 decimal from 1° up, 2 significant digits below. */
-function degrees(d) {
-  return num(d < 1 ? d.toPrecision(2) : d.toFixed(1));
-}
-
-/** A pair's row label: its number and θ in degrees per character. */
-export function pairLabel(i, theta) {
-  return tr("speeds_pair", { i, deg: degrees(theta) });
-}
-
 export function speedsFigure({ speeds, measure }) {
   // On a phone the labels are the numbers alone (the axis titles name them), so the cells keep the width.
   const narrow = narrowScreen();
@@ -201,30 +166,12 @@ export function speedsFigure({ speeds, measure }) {
   };
   const layout = baseLayout({
     margin: { l: 8, r: 8, t: 6, b: 8 },
-    xaxis: { title: titleText(tr(narrow ? "speeds_axis_head_short" : "speeds_axis_head"), { standoff: 2 }), fixedrange: true, automargin: true,
-      showgrid: false, zeroline: false, type: "category" },
+    xaxis: { title: titleText(tr(narrow ? "speeds_axis_head_short" : "speeds_axis_head"), { standoff: 2 }),
+      fixedrange: true, automargin: true, showgrid: false, zeroline: false, type: "category" },
     yaxis: { title: titleText(tr("speeds_axis_pair"), { standoff: 2 }), autorange: "reversed", fixedrange: true,
       automargin: true, showgrid: false, zeroline: false, type: "category" },
   });
   return { data: [trace], layout };
-}
-
-/** What the band costs: the loss before and after, and the previous-character head's attention before and after. */
-export function speedsVerdict(answer) {
-  const on = answer.all_on;
-  const off = answer.stopped;
-  if (!on || !off) return "";
-  // The head that looks most at the previous character with every pair turning.
-  let best = { layer: 1, head: 1, share: -1 };
-  on.previous.forEach((row, l) => row.forEach((share, h) => {
-    if (share > best.share) best = { layer: l + 1, head: h + 1, share };
-  }));
-  const pct = (v) => num((100 * v).toFixed(0));
-  return tr("speeds_verdict", {
-    band: tr(`speeds_band_${off.band}`), before: num(on.val_loss.toFixed(3)), after: num(off.val_loss.toFixed(3)),
-    layer: best.layer, head: best.head, share_before: pct(best.share),
-    share_after: pct(off.previous[best.layer - 1][best.head - 1]),
-  });
 }
 
 function createSpeedsPanel() {
