@@ -60,7 +60,10 @@ class Verdict(BaseModel):
                                       "rerun), largest_logit and rounding_limit (1e-9 of it): the gap is rounding when "
                                       "gap64 < rounding_limit. When float32 decides (lines that are not a reordering, "
                                       "gap over float32_limit, 1e-4 of largest_logit: 100 times float32's own error), "
-                                      "there is no rerun: float32_limit instead of gap64 and rounding_limit.")
+                                      "there is no rerun: float32_limit instead of gap64 and rounding_limit. "
+                                      "gap_content, gap_mask, gap_positions: the controls the reason is decided by "
+                                      "(mask off and no positions; the mask on, no positions; mask off, with "
+                                      "positions), each where the setup has it (docs/api.md, Verdicts).")
     difference: Literal["rounding", "real"] | None = Field(description="The same/different steps: whether the "
                                                          "last position's gap is rounding or real; else null.")
     aligned: Literal["rounding", "real"] | None = Field(description="When line B is a reordering of line A: whether "

@@ -104,13 +104,27 @@ def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[An
     answers, plans = planned(reqs, lambda req: plan_compare(req, registry))
     with torch.inference_mode():
         for group in memory_groups(plans):
-            runs = iter(run_many([(model, p.ids_a, p.ids_b, p.req.causal) for _, p in group for model in p.models]))
+            runs = iter(run_many([job for _, p in group for job in _jobs(p)]))
             for i, plan in group:
                 by_model = {model: next(runs) for model in plan.models}
+                unmasked = next(runs) if _controls(plan) else None
                 answers[i] = Answer(_answer(plan, by_model, registry.tokenizer))
                 answers[i].facts = gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
-                                             alignment(plan.ids_a, plan.ids_b))
+                                             alignment(plan.ids_a, plan.ids_b), unmasked)
     return answers
+
+
+def _controls(plan: Plan) -> bool:
+    """Whether the comparison also runs the shown model with the mask off: a lesson step's reason is decided by that
+    control (GapFacts.unmasked), and a keystroke then stays one request."""
+    return plan.req.lesson_step is not None and plan.req.causal
+
+
+def _jobs(plan: Plan) -> list[tuple]:
+    """run_many's jobs for one comparison: each model under its mask, then the shown model's control."""
+    p = plan
+    return [(model, p.ids_a, p.ids_b, p.req.causal) for model in p.models] + \
+        ([(p.model, p.ids_a, p.ids_b, False)] if _controls(p) else [])
 
 
 def planned(items: list, plan) -> tuple[list, list]:

@@ -76,14 +76,19 @@ def decided32_weights(gap: float) -> Judged | None:
 class GapFacts:
     """What one float32 pass of /api/compare measured for the verdict on the same request, so that the verdict
     needs no second pass: each model's gap (0: the model shown, 1 to 3: the lesson's depths, in LESSON_DEPTHS'
-    order) with and without positions, and, when B is a reordering of A, the shown model's aligned last rows."""
+    order) with and without positions, and, when B is a reordering of A, the shown model's aligned last rows.
+    unmasked: the shown model's gaps with the mask off, with and without positions, when the comparison names a
+    lesson step under the mask: the controls its reason is decided by (verdicts.StepJudging)."""
 
     gaps: dict[tuple[int, bool], Gap]  # (model, with_position) -> Gap
     aligned: dict[bool, list[float]] | None  # with_position -> per layer
+    unmasked: dict[bool, Gap] | None = None  # with_position -> Gap, mask off
 
 
-def gap_facts(runs_by_model: list[dict], order: list[int] | None) -> GapFacts:
-    """runs_by_model: run_many's runs of the shown model, then of each depth."""
+def gap_facts(runs_by_model: list[dict], order: list[int] | None, unmasked: dict | None = None) -> GapFacts:
+    """runs_by_model: run_many's runs of the shown model, then of each depth; unmasked: the shown model's runs with
+    the mask off, when made."""
     gaps = {(i, flag): last_gap(runs, flag) for i, runs in enumerate(runs_by_model) for flag in (True, False)}
     aligned = None if order is None else {flag: aligned_gaps(runs_by_model[0], order, flag) for flag in (True, False)}
-    return GapFacts(gaps, aligned)
+    off = None if unmasked is None else {flag: last_gap(unmasked, flag) for flag in (True, False)}
+    return GapFacts(gaps, aligned, off)

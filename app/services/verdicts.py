@@ -15,6 +15,7 @@ its cached answer, the verdict on the same request reads them instead of running
 float64 reruns of many requests run together (judge_many: one batch per model, filled as /api/compare's).
 """
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ from app.services.gaps import (
     decided64,
     gap_facts,
     gap_of,
+    last_gap,
 )
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
@@ -128,24 +130,36 @@ def _model(setup: dict, registry: ModelRegistry) -> GPT:
 
 # ---- same or different: the gap between line A's and line B's last position --------------------
 
-def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, position: str, causal: bool,
-               n_layer: int) -> str:
-    """Why the gap is what it is: the reason a teacher would give for these lines in this setup."""
-    if ids_a[-1] != ids_b[-1]:
-        return "last_differs" if not rounding else "tiny"
-    if sorted(ids_a) != sorted(ids_b):
-        # Attention averages: the same characters in the same proportions (白日尽 / 白白日日尽尽) read alike.
-        return "same_mix" if rounding else "content"
-    if position != "none":
-        if rounding:
+# The controls a gap's reason is decided by: the same weights and lines run again (mask, with_position).
+# content: mask off, no positions, where only the characters and their proportions count; mask: the step's mask on,
+# no positions (the mask's leak of order); positions: mask off, with positions (order through positions).
+CONTROLS = {"content": (False, WITHOUT), "mask": (True, WITHOUT), "positions": (False, WITH)}
+
+
+def step_controls(position: str, causal: bool) -> list[str]:
+    """The controls that mean something for this setup: no mask control with the mask off, no positions control
+    without positions."""
+    return ["content", *(["mask"] if causal else []), *(["positions"] if position != "none" else [])]
+
+
+def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, controls: dict[str, bool], position: str,
+               causal: bool, n_layer: int) -> str:
+    """Why the gap is what it is, from the controls (name -> whether its gap is real, CONTROLS): a gap the content
+    control keeps comes from the characters; else from what the mask and the positions each make real alone."""
+    if rounding:
+        if ids_a[-1] != ids_b[-1] or controls["content"]:
+            return "tiny"  # the lines differ in content, yet the weights barely react
+        if sorted(ids_a) != sorted(ids_b):
+            return "same_mix"  # the content control is rounding too: the same characters in the same proportions
+        if position != "none":
             return "tiny"
-        # From 2 layers the causal mask carries order too, positions or not (the leak step): both count here.
-        return "position_mask" if causal and n_layer > 1 else "position"
-    if not causal:
-        return "nomask" if rounding else "other"
-    if n_layer == 1:
-        return "blind" if rounding else "other"
-    return "tiny" if rounding else "mask"
+        return "nomask" if not causal else "blind" if n_layer == 1 else "tiny"
+    if controls["content"]:
+        return "last_differs" if ids_a[-1] != ids_b[-1] else "content"
+    mask, positions = controls.get("mask", False), controls.get("positions", False)
+    if mask and positions:
+        return "position_mask"
+    return "mask" if mask else "position" if positions else "other"
 
 
 def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
@@ -177,10 +191,12 @@ def step_verdict32(req: CompareRequest, facts: GapFacts, registry: ModelRegistry
 
 class StepJudging:
     """A same-or-different step's verdict, in stages that many requests share (judge_many): the float32 gaps
-    (read from /api/compare's GapFacts when given, else run), then, unless float32 decides, the model shown again
-    in float64 with positions (gap64, the step's figure, and layer 1's aligned last row). float32 decides lines
-    that are not a reordering of each other (no aligned row to judge) whose gap is far above float32's own error
-    (app.services.gaps): what a student typing a new line B sends at almost every keystroke."""
+    (read from /api/compare's GapFacts when given, else run), then, where float32 does not decide, float64 reruns:
+    the model shown with positions (gap64, the step's figure, and layer 1's aligned last row) and the controls its
+    reason is decided by (CONTROLS). float32 decides a gap real when it is far above float32's own error
+    (app.services.gaps); the shown gap, for lines that are not a reordering of each other (no aligned row to judge).
+    When it decides the shown gap and every control the reason needs, nothing reruns: what a student typing a new
+    line B sends at almost every keystroke."""
 
     def __init__(self, step_id: str, fields: dict, facts: GapFacts | None, registry: ModelRegistry):
         self.step_id, self.setup, self.facts = step_id, _setup(step_id, fields), facts
@@ -191,53 +207,115 @@ class StepJudging:
         check_length("line_a", self.ids_a, self.model.config)
         check_length("line_b", self.ids_b, self.model.config)
         self.order = alignment(self.ids_a, self.ids_b)
+        self.causal = self.setup["causal"]
+        self.same = list(self.ids_a) == list(self.ids_b)
+
+    def _job(self, causal: bool) -> tuple:
+        return self.model, self.ids_a, self.ids_b, causal
 
     def jobs32(self) -> list[tuple]:
-        return [] if self.facts else [(self.model, self.ids_a, self.ids_b, self.setup["causal"])]
+        """The shown model under the step's mask unless /api/compare ran it, and with the mask off (the controls)
+        unless it ran that too."""
+        jobs = [] if self.facts else [self._job(self.causal)]
+        if self.causal and (self.facts is None or self.facts.unmasked is None):
+            jobs.append(self._job(False))
+        return jobs
 
     def measured(self, runs: list[dict]) -> None:
-        if runs:
-            self.facts = gap_facts(runs, None)
+        if not runs:
+            return
+        if self.facts is None:
+            shown, *rest = runs
+            self.facts = gap_facts([shown], None, rest[0] if rest else None)
+        else:
+            unmasked = {flag: last_gap(runs[0], flag) for flag in (WITH, WITHOUT)}
+            self.facts = dataclasses.replace(self.facts, unmasked=unmasked)
 
-    def lines64(self) -> list[LineKey]:
-        if self.decided32():
+    def _control_gap(self, name: str):
+        """A control's float32 Gap: the mask-off runs, or the step's own when its mask is off already."""
+        causal, flag = CONTROLS[name]
+        if causal or not self.causal:
+            return self.facts.gaps[0, flag]
+        return self.facts.unmasked[flag]
+
+    def _control_key(self, name: str, ids) -> LineKey:
+        causal, flag = CONTROLS[name]
+        return LineKey(self.model, ids, self.causal and causal, flag)
+
+    def _rerun_controls(self) -> list[str]:
+        """The controls float32 does not decide and the reason needs: none for identical lines; only content when
+        float32 finds its gap real (a content gap is the reason, whatever the others)."""
+        if self.same:
             return []
-        return [LineKey(self.model, ids, self.setup["causal"], WITH) for ids in (self.ids_a, self.ids_b)]
+        names = step_controls(self.model.config.position, self.causal)
+        content = self._control_gap("content")
+        if decided32(content.gap, content.scale):
+            return []
+        return [n for n in names if decided32(self._control_gap(n).gap, self._control_gap(n).scale) is None]
 
-    def decided32(self) -> bool:
-        """Whether float32 decides: lines that are not a reordering (no aligned row to judge), gap far above
-        float32's own error (gaps.decided32)."""
+    def _shown_decided32(self) -> bool:
         shown = self.facts.gaps[0, WITH]
         return self.order is None and decided32(shown.gap, shown.scale) is not None
 
+    def lines64(self) -> list[LineKey]:
+        keys = [] if self._shown_decided32() else \
+            [LineKey(self.model, ids, self.causal, WITH) for ids in (self.ids_a, self.ids_b)]
+        keys += [self._control_key(n, ids) for n in self._rerun_controls() for ids in (self.ids_a, self.ids_b)]
+        return list(dict.fromkeys(keys))
+
+    def decided32(self) -> bool:
+        """Whether float32 decides the verdict and its reason: no float64 rerun at all."""
+        return not self.lines64()
+
+    def _controls(self, got: dict) -> tuple[dict[str, bool], dict[str, float]]:
+        """Each control's judgement (real or not) and gap: float32's where it decides, else the float64 rerun's."""
+        judged, figures = {}, {}
+        content_real = decided32(self._control_gap("content").gap, self._control_gap("content").scale)
+        for name in step_controls(self.model.config.position, self.causal):
+            a, b = (got.get(self._control_key(name, ids)) for ids in (self.ids_a, self.ids_b))
+            if a is not None:
+                gap = gap_of(a.last_logits, b.last_logits)
+                judged[name] = decided64(gap.gap, gap.scale) == "real"
+            elif content_real and name != "content":
+                continue  # the content control decided the reason: the others were not rerun
+            else:
+                gap = self._control_gap(name)
+                judged[name] = decided32(gap.gap, gap.scale) is not None
+            figures[f"gap_{name}"] = gap.gap
+        return judged, figures
+
     def answer(self, lines: list[Line64], registry: ModelRegistry) -> dict:
         config, setup, shown = self.model.config, self.setup, self.facts.gaps[0, WITH]
+        got = dict(zip(self.lines64(), lines))
         figures = {"gap": shown.gap, "gap_without": self.facts.gaps[0, WITHOUT].gap, "n_layer": config.n_layer}
-        if not lines:  # float32 decided: its gap is over float32_limit, 100 times float32's own error
+        if not self.same:
+            controls, control_figures = self._controls(got)
+            figures |= control_figures
+        same, different = GAP_STEPS[self.step_id]
+        if self._shown_decided32():  # float32 decided: its gap is over float32_limit, 100 times float32's own error
             figures |= {"largest_logit": shown.scale, "float32_limit": FLOAT32_DECIDES * shown.scale}
-            reason = gap_reason(self.ids_a, self.ids_b, False, config.position, setup["causal"], config.n_layer)
-            out = {"outcome": GAP_STEPS[self.step_id][1], "reason": reason, "figures": figures, "aligned": None,
+            reason = gap_reason(self.ids_a, self.ids_b, False, controls, config.position, self.causal,
+                                config.n_layer)
+            out = {"outcome": different, "reason": reason, "figures": figures, "aligned": None,
                    "difference": "real"}
             return _finished(self.step_id, setup, out, registry)
-        a, b = lines
+        a, b = (got[LineKey(self.model, ids, self.causal, WITH)] for ids in (self.ids_a, self.ids_b))
         judged = gap_of(a.last_logits, b.last_logits)
         figures |= {"gap64": judged.gap, "largest_logit": judged.scale, "rounding_limit": REL_ROUNDING * judged.scale}
         aligned = None
         if self.order is not None:  # layer 1's last row: how the last character weighs the same characters in both
             figures["aligned_gap64"] = aligned_of(a.last_rows, b.last_rows, self.order)[0]
             aligned = decided64(figures["aligned_gap64"])
-        if list(self.ids_a) == list(self.ids_b):
+        if self.same:
             # Lines that differ only in characters outside the vocabulary are the same line to the model.
             out = {"outcome": None, "reason": "identical" if setup["a"] == setup["b"] else "identical_unknown",
                    "figures": figures, "aligned": aligned}
-        else:
-            rounding = decided64(judged.gap, judged.scale) == "rounding"
-            same, different = GAP_STEPS[self.step_id]
-            reason = gap_reason(self.ids_a, self.ids_b, rounding, config.position, setup["causal"], config.n_layer)
-            out = {"outcome": same if rounding else different, "reason": reason, "figures": figures,
-                   "aligned": aligned, "difference": "rounding" if rounding else "real"}
+            return _finished(self.step_id, setup, out, registry)
+        rounding = decided64(judged.gap, judged.scale) == "rounding"
+        reason = gap_reason(self.ids_a, self.ids_b, rounding, controls, config.position, self.causal, config.n_layer)
+        out = {"outcome": same if rounding else different, "reason": reason, "figures": figures,
+               "aligned": aligned, "difference": "rounding" if rounding else "real"}
         return _finished(self.step_id, setup, out, registry)
-
 
 
 # ---- the other steps: one rule each -------------------------------------------------------------

@@ -55,13 +55,14 @@ async function fetchCompare(ctx, signal) {
 /** The comparison and the verdict of a step whose verdict does not read the comparison: both asked at once. */
 const fetchCompareBeside = withVerdict((ctx, signal) => postCompare(compareBody(ctx.setup), signal));
 
-/** Why the gap is what it is, in the words of the server's reason id. */
+/** Why the gap is what it is, in the words of the server's reason id, quoting the controls it was decided by. */
 function reason(verdict, setup) {
   const a = chars(setup.a);
   const b = chars(setup.b);
+  const f = verdict.figures;
   return tr(`reason_${verdict.reason}`, {
     x: visible(a.at(-1) ?? ""), y: visible(b.at(-1) ?? ""), mode: modeLabel(setup.position),
-    n_layer: verdict.figures.n_layer,
+    n_layer: f.n_layer, content: sci(f.gap_content), mask: sci(f.gap_mask), positions: sci(f.gap_positions),
   });
 }
 

@@ -1,0 +1,105 @@
+"""A same-or-different step's reason is an experiment, not a comparison of characters: the same weights run again
+on the same lines with the mask off and no positions (content alone), with the mask on (the mask's leak), with
+positions (order through positions), each control's gap quoted in the verdict's figures.
+
+Checked against tests/app/reference_gpt.py (numpy float64, no code shared with model/gpt.py): every step that gives a
+reason, at depths 1 to 3, on lines of the same mix, the same set in other counts, a reordering and other
+characters."""
+
+import numpy as np
+import pytest
+from reference_gpt import ReferenceGPT
+
+from app.domain.lesson_steps import GAP_STEPS, STEPS
+
+SETUP = {step["id"]: step["setup"] for step in STEPS}
+PAIRS = {
+    "same_mix": ("白日依山尽", "白白日日依依山山尽尽"),
+    "other_counts": ("白日依山尽", "白白白日依山尽"),
+    "reordering": ("白日依山尽", "山依日白尽"),
+    "other_chars": ("白日依山尽", "春眠不觉尽"),
+    "other_end": ("白日依山尽", "黄河入海流"),
+}
+
+
+def reference_gap(ref, ids_a, ids_b, causal, use_position):
+    a = ref.run(ids_a, causal, use_position=use_position)[0][-1]
+    b = ref.run(ids_b, causal, use_position=use_position)[0][-1]
+    return float(np.abs(a - b).max()), float(max(np.abs(a).max(), np.abs(b).max()))
+
+
+def expected_reason(shown_real, controls, ids_a, ids_b):
+    """controls: name -> real, from the float64 reference; the rule as the lesson states it."""
+    if not shown_real:
+        return None
+    if controls["content"]:
+        return "last_differs" if ids_a[-1] != ids_b[-1] else "content"
+    mask, positions = controls.get("mask", False), controls.get("positions", False)
+    return {(True, True): "position_mask", (True, False): "mask", (False, True): "position",
+            (False, False): "other"}[mask, positions]
+
+
+@pytest.fixture(scope="module")
+def reference(registry):
+    cache = {}
+
+    def get(position, n_layer):
+        if (position, n_layer) not in cache:
+            cache[position, n_layer] = ReferenceGPT(registry.random(position, n_layer, 4, 0))
+        return cache[position, n_layer]
+    return get
+
+
+@pytest.mark.parametrize("n_layer", [1, 2, 3])
+@pytest.mark.parametrize("step", list(GAP_STEPS))
+def test_each_reason_is_what_the_controls_show(client, registry, reference, step, n_layer):
+    position, causal = SETUP[step]["position"], SETUP[step]["causal"]
+    ref = reference(position, n_layer)
+    tok = registry.tokenizer
+    for name, (a, b) in PAIRS.items():
+        ids_a, ids_b = tok.encode(a), tok.encode(b)
+        got = client.post(f"/api/lesson/{step}/verdict", json={"a": a, "b": b, "weights": "random",
+                                                                 "n_layer": n_layer, "n_head": 4})
+        assert got.status_code == 200, got.text
+        verdict = got.json()
+        figures = verdict["figures"]
+        controls = {"content": (False, False)} | ({"mask": (True, False)} if causal else {}) | \
+            ({"positions": (False, True)} if position != "none" else {})
+        real = {}
+        for control, (mask, use_position) in controls.items():
+            gap, scale = reference_gap(ref, ids_a, ids_b, mask, use_position)
+            real[control] = gap >= 1e-9 * scale
+            if f"gap_{control}" in figures:  # the sentence quotes it: float64's, or float32's within its error
+                assert abs(figures[f"gap_{control}"] - gap) <= 1e-5 * scale, (step, n_layer, name, control)
+        shown, scale = reference_gap(ref, ids_a, ids_b, causal, True)
+        want = expected_reason(shown >= 1e-9 * scale, real, ids_a, ids_b)
+        if want is None:
+            assert verdict["difference"] == "rounding", (step, n_layer, name)
+            continue
+        assert verdict["reason"] == want, (step, n_layer, name, real)
+        assert "gap_content" in figures, (step, n_layer, name)
+        if want not in ("content", "last_differs"):  # every control the reason rests on is quoted
+            assert all(f"gap_{control}" in figures for control in controls), (step, n_layer, name)
+
+
+def test_the_same_mix_at_two_layers_without_positions_is_the_masks_leak(client):
+    """The issue's case: 白日依山尽 against 白白日日依依山山尽尽, no positions, 2 layers, mask on.
+    The same characters in the same proportions: with the mask off the gap is rounding (1e-15), so the mask leaks
+    it, not the content."""
+    got = client.post("/api/lesson/leak/verdict", json={"a": "白日依山尽", "b": "白白日日依依山山尽尽"}).json()
+    assert got["difference"] == "real" and got["reason"] == "mask"
+    assert got["figures"]["gap_content"] < 1e-9 * got["figures"]["largest_logit"]
+    assert got["figures"]["gap_mask"] == got["figures"]["gap"]  # no positions: the mask control is the step itself
+    one_layer = client.post("/api/lesson/order/verdict", json={"a": "白日依山尽", "b": "白白日日依依山山尽尽"}).json()
+    assert one_layer["difference"] == "rounding" and one_layer["reason"] == "same_mix"
+
+
+def test_a_keystroke_stays_one_request_with_the_controls(client):
+    """The comparison a step sends runs the controls in its float32 pass: for other characters it carries the
+    verdict, reason included, and the verdict route gives the same."""
+    body = {"line_a": "白日依山尽", "line_b": "春眠不觉尽", "position": "none", "weights": "random", "n_layer": 2,
+            "n_head": 4, "causal": True, "lesson_step": "leak"}
+    carried = client.post("/api/compare", json=body).json()["step_verdict"]
+    assert carried is not None and carried["reason"] == "content" and "gap_content" in carried["figures"]
+    alone = client.post("/api/lesson/leak/verdict", json={"a": "白日依山尽", "b": "春眠不觉尽"}).json()
+    assert alone == carried
