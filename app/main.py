@@ -3,16 +3,19 @@
 import asyncio
 import gc
 import logging
+import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import torch
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import ClassError, InputError
 from app.pipeline.batcher import Batcher
@@ -119,6 +122,14 @@ def _add_error_handlers(app: FastAPI) -> None:
             headers["WWW-Authenticate"] = "Bearer"
         return JSONResponse({"detail": exc.detail()}, status_code=exc.status, headers=headers)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):
+        # FastAPI answers 400 "There was an error parsing the body" for a body json.loads gives up on other than
+        # by a JSONDecodeError (fastapi.routing): the rule that body broke is in its cause.
+        if exc.status_code == 400 and isinstance(exc.__cause__, Exception):
+            return JSONResponse({"detail": [unparseable_body(exc.__cause__)]}, status_code=422)
+        return await http_exception_handler(request, exc)
+
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
         # pydantic's errors minus 'input', which may echo a 64 KB body back. ctx keeps the rule's values
@@ -129,6 +140,19 @@ def _add_error_handlers(app: FastAPI) -> None:
 
 
 CTX_MAX_CHARS = 100
+
+
+def unparseable_body(cause: Exception) -> dict:
+    """A 422 item naming the body and the rule it broke, for a body JSON cannot read."""
+    if isinstance(cause, UnicodeDecodeError):
+        msg, rule = "the body must be UTF-8 text", "utf8"
+    elif isinstance(cause, RecursionError):
+        msg, rule = "the body's arrays or objects are nested too deep", "depth"
+    elif isinstance(cause, ValueError) and "digits" in str(cause):
+        msg, rule = f"a number in the body has too many digits (at most {sys.get_int_max_str_digits()})", "digits"
+    else:
+        msg, rule = "the body is not JSON this server can read", "json"
+    return {"loc": ["body"], "msg": msg, "type": "json_invalid", "ctx": {"rule": rule}}
 
 
 def _rule_values(ctx: dict | None) -> dict:

@@ -18,7 +18,7 @@ from app.schemas.compare import CompareRequest
 from app.schemas.verdicts import VerdictRequest
 from app.services.gaps import GapFacts
 from app.services.registry import ModelRegistry
-from app.services.verdicts import CompareItem, StepItem, step_compare_request, verdict
+from app.services.verdicts import CompareItem, StepItem, check_step_fields, step_compare_request, verdict
 
 
 class VerdictPath:
@@ -34,6 +34,7 @@ class VerdictPath:
 
     async def step(self, step_id: str, req: VerdictRequest) -> Encoded:
         fields = req.model_dump(by_alias=True)  # the step's setup names the lines a and b
+        check_step_fields(step_id, fields)
         route = f"lesson/{step_id}/verdict"
         if step_id not in GAP_STEPS:
             return await self.cache.answer(route, req, lambda: verdict(step_id, fields, self.registry))

@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -25,6 +25,7 @@ from app.schemas.classes import (
     Joined,
     JoinRequest,
     NewClass,
+    NewClassRequest,
     Removal,
     Removed,
     Round,
@@ -134,7 +135,8 @@ TEACHER = "teacher_only (no token) or teacher_token_wrong."
 async def create_class(request: Request, classes: ClassesDep, settings: AppSettings, limits: Limits,
                        x_teacher_key: Annotated[str | None, Header(
                            description="HP_TEACHER_KEY, when the server sets one; otherwise not needed. The "
-                                       "server's own machine (loopback) needs neither.")] = None):
+                                       "server's own machine (loopback) needs neither.")] = None,
+                       body: Annotated[NewClassRequest | None, Body()] = None):
     """Open a class at step 1. Keep teacher_token secret: it alone moves, reveals, locks, removes and ends."""
     await _may_create(request, settings, limits, x_teacher_key)
     code, token = await classes.create()

@@ -58,6 +58,11 @@ def _name(value: str) -> str | None:
 StudentName = Annotated[str, AfterValidator(_name)]
 
 
+class NewClassRequest(BaseModel):
+    """POST /api/classes takes no field: its body is absent or {}, and any field is refused by name."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
 class JoinRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{"name": "Mei"}]})
     name: StudentName | None = Field(

@@ -4,6 +4,7 @@ a cap on request bodies, an optional per-address rate limit, and a 500 that leak
 import itertools
 import logging
 import secrets
+from urllib.parse import parse_qsl
 
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
@@ -49,6 +50,20 @@ def declared_length(scope: Scope) -> int | None:
     return int(significant or b"0") if len(significant) <= LENGTH_DIGITS else 10**LENGTH_DIGITS
 
 
+def repeated_parameter(scope: Scope) -> str | None:
+    """The first query parameter an API request gives twice (?head_dim=32&head_dim=8), or None: a route reads
+    one value per parameter, and taking the last silently would answer a question nobody asked."""
+    query = scope.get("query_string", b"")
+    if b"&" not in query or not scope["path"].startswith("/api/"):
+        return None
+    seen = set()
+    for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
 class GuardMiddleware:
     """Pure ASGI, so it sees the body as it streams in: a client that lies about
     Content-Length, or sends chunks, is still cut off at max_body_bytes."""
@@ -79,6 +94,12 @@ class GuardMiddleware:
         if refused is not None:
             await self._reject(429, refused.message, request_id, scope, receive, send_with_headers,
                                {"Retry-After": str(refused.retry_after)})
+            return
+        repeated = repeated_parameter(scope)
+        if repeated is not None:
+            await self._reject(422, [{"loc": ["query", repeated], "type": "repeated_parameter",
+                                      "msg": f"{repeated} is given more than once: give it once"}],
+                               request_id, scope, receive, send_with_headers)
             return
         declared = declared_length(scope)
         if declared is not None and declared > self.max_body_bytes:

@@ -212,7 +212,7 @@ class Classes:
         if key is None:
             return False
         stored = await self.ask(self.store.token_hash(code, time.time()))
-        return stored is not None and hmac.compare_digest(stored[:STREAM_KEY_CHARS], key)
+        return stored is not None and hmac.compare_digest(stored[:STREAM_KEY_CHARS].encode(), key.encode())
 
     async def roster(self, code: str) -> list[Seat]:
         return await self.ask(self.store.roster(code, time.time()))

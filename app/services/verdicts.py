@@ -78,9 +78,23 @@ STEP_BY_ID = {step["id"]: step for step in STEPS}
 JUDGED_STEPS = tuple(step["id"] for step in STEPS if step["kind"] not in ("selftest", "summary"))
 
 
+def check_step_fields(step_id: str, fields: dict) -> None:
+    """A field the step does not use is refused by name: a step without a setup (null in GET /api/lesson) uses
+    none, a step that reads line A only has no line B, and only the relative step has a distance."""
+    own = STEP_BY_ID[step_id]["setup"] or {}
+    used = {key for key, value in own.items() if value is not None or key not in ("b", "distance")}
+    for key, value in fields.items():
+        if value is not None and key not in used:
+            name = {"a": "line_a", "b": "line_b"}.get(key, key)
+            rule = "has no setup" if not own else f"does not use {name}"
+            raise InputError(name, f"step {step_id} {rule}: leave {name} out", "unused_field",
+                             {"step": step_id})
+
+
 def verdict(step_id: str, fields: dict, registry: ModelRegistry) -> dict:
     """fields: the setup fields the student changed (a, b, position, weights, n_layer, n_head, causal);
     the others are the step's own."""
+    check_step_fields(step_id, fields)
     if step_id in GAP_STEPS:
         answer = judge_many([StepItem(step_id, fields, None)], registry)[0]
         if isinstance(answer, Exception):

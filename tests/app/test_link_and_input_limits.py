@@ -96,8 +96,10 @@ def test_a_line_break_is_a_character_of_the_vocabulary_and_is_taken(client):
 
 def test_the_page_words_a_control_character_error_in_each_language():
     for lang in ("zh", "ja", "fr", "en"):
-        assert "{code}" in texts(lang)["error_control"] and "{index}" in texts(lang)["error_control"]
-    assert 'control_character: () => tr("error_control"' in (STATIC / "js" / "shared" / "errors.js").read_text()
+        for key in ("error_control", "error_control_reorders"):
+            assert "{code}" in texts(lang)[key] and "{index}" in texts(lang)[key]
+    script = (STATIC / "js" / "shared" / "errors.js").read_text()
+    assert 'tr(ctx.kind === "reorders" ? "error_control_reorders" : "error_control"' in script
 
 
 # ---- a link's value the page does not offer: said at the top, in the page's language ----------------------

@@ -33,7 +33,8 @@ export function fieldMessage(error, { text = "", position, max } = {}) {
     // A training step without a snapshot (GET ?step=, POST /api/ablate's step): the steps that do ship.
     snapshot_step: () => tr("error_step", { steps: (ctx.steps ?? []).map(grouped).join(tr("ablation_list_sep")) }),
     step_needs_trained: () => tr("error_step_trained"),
-    control_character: () => tr("error_control", { code: ctx.code, index: ctx.index }),
+    control_character: () => tr(ctx.kind === "reorders" ? "error_control_reorders" : "error_control",
+      { code: ctx.code, index: ctx.index }),
     distance: () => tr("error_distance", { min: ctx.min, max: ctx.max }),
   };
   if (known[error.type]) return known[error.type]();
