@@ -56,7 +56,7 @@ STEPS = [
     {"id": "limit", "kind": "limit", "section": "posemb", "setup": _setup("learned", a=FULL_TABLE_LINE),
      "choices": ["error", "wrap", "works"], "lesson": None},
     {"id": "table", "kind": "table", "section": "posemb", "setup": None,
-     "choices": ["neighbours", "unrelated", "equal"], "lesson": None},
+     "choices": ["neighbours", "rhythm", "unrelated", "equal"], "lesson": None},
     {"id": "rotate", "kind": "rotate", "section": "rope", "setup": _setup("rope"),
      "choices": ["first", "last", "equal"], "lesson": None},
     {"id": "relative", "kind": "relative", "section": "rope",

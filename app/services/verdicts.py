@@ -61,13 +61,14 @@ from app.services.twins import Line64, LineKey, float64_twin, lines64
 from model import GPT
 from model.experiments import LESSON_DEPTHS, head_split
 from model.heads import previous_character_head
-from model.probes import layer1_query_key, pair_scores
+from model.probes import MIN_LAG, layer1_query_key, pair_scores
 
 RISE_NATS = 0.25  # nats per character over the in-training mean: RoPE's loss "climbs", not noise
 SMOOTH = 16  # positions averaged when reading a loss curve
 ABLATE_TIE = 0.1  # nats per character: two kinds of next character closer than this both count as right
 HEADS_DIFFER = 0.25  # mean total-variation distance between two heads' rows: "they look at different places"
-TABLE_NEIGHBOURS = 0.2  # cosine: neighbouring pos_emb rows this much more alike than far ones
+TABLE_NEIGHBOURS = 0.2  # cosine: neighbouring pos_emb rows this much more alike than far ones; a lag this close
+# to the neighbours' likeness is "as alike as neighbours"
 TABLE_EQUAL = 0.9  # cosine: every pair of rows at least this alike is "all the same"
 FAR_ROWS = 32  # rows at least this far apart count as far
 TAIL_EVALS = 20  # the last evaluations of a training run whose spread measures its noise
@@ -352,19 +353,31 @@ def _judge_limit(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
 
 
 def _judge_table(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
-    """The trained pos_emb's rows by cosine: neighbours against rows FAR_ROWS or more apart."""
+    """The trained pos_emb's rows by cosine, as the likeness of two rows depends on how far apart they are: the mean
+    cosine of every pair of rows `lag` apart (by_lag, lags 1 to 64). "equal": every pair at least TABLE_EQUAL alike.
+    "rhythm": some lag from MIN_LAG up is as alike as neighbours (within TABLE_NEIGHBOURS of lag 1), so likeness
+    does not fade with distance. "neighbours": no farther lag comes near, and far rows are TABLE_NEIGHBOURS less
+    alike. Else "unrelated"."""
     sim = position_similarity(registry)
     if sim["learned"] is None:
         return {"outcome": None, "reason": "no_results", "figures": {}}
     matrix = sim["learned"].astype(np.float64)
     n = len(matrix)
     far = np.abs(np.subtract.outer(np.arange(n), np.arange(n))) >= FAR_ROWS
-    figures = {"neighbours": float(np.diagonal(matrix, 1).mean()), "far": float(matrix[far].mean()),
-               "least": float(matrix.min()), "period": sim["learned_rhythm"]["period"],
-               "at_period": sim["learned_rhythm"]["by_lag"][sim["learned_rhythm"]["period"]]}
+    by_lag = np.array(sim["learned_rhythm"]["by_lag"])  # (MAX_LAG + 1,), lag 0 is 1
+    neighbours = float(by_lag[1])
+    lags = np.arange(MIN_LAG, len(by_lag))
+    least = int(lags[by_lag[lags].argmin()])  # from MIN_LAG: the least alike lag
+    figures = {"neighbours": neighbours, "far": float(matrix[far].mean()), "least": float(matrix.min()),
+               "period": sim["learned_rhythm"]["period"],
+               "at_period": sim["learned_rhythm"]["by_lag"][sim["learned_rhythm"]["period"]],
+               "least_lag": least, "at_least_lag": float(by_lag[least]),
+               "alike_lags": int((by_lag[lags] >= neighbours - TABLE_NEIGHBOURS).sum())}
     if figures["least"] > TABLE_EQUAL:
         outcome = "equal"
-    elif figures["neighbours"] - figures["far"] > TABLE_NEIGHBOURS:
+    elif figures["alike_lags"] > 0:
+        outcome = "rhythm"
+    elif neighbours - figures["far"] > TABLE_NEIGHBOURS:
         outcome = "neighbours"
     else:
         outcome = "unrelated"

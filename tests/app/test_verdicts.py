@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from reference_gpt import ReferenceGPT
 
 from app.domain.lesson_steps import STEPS
@@ -430,3 +431,23 @@ def test_step_9_works_its_rope_example_from_the_models_own_query_and_key(client,
     assert got["dot_start0"] == pytest.approx(want0, abs=1e-12) and got["dot_start1"] == pytest.approx(want1, abs=1e-12)
     assert want0 == pytest.approx(want1, abs=1e-12) == got["dot_difference"]
     assert abs(got["dot_unturned"] - want0) > 0.1, "the example must show a turn that changes the product"
+
+
+def test_step_7_grades_the_trained_pos_emb_read_from_the_checkpoint(client):
+    """learned.pt read from disk, cosines in numpy float64: the mean cosine of the rows `lag` apart. Rows 12 apart
+    are as alike as neighbours and rows 3 apart unlike: likeness comes and goes with distance, so "neighbours alike,
+    far rows less so" is not right (the explorer's panel says as much); "rhythm" is."""
+    table = torch.load(WEIGHTS_DIR / "learned.pt", map_location="cpu", weights_only=True)["weights"]["pos_emb.weight"]
+    rows = table.double().numpy()[:128]
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    cos = unit @ unit.T  # (128, 128)
+    by_lag = np.array([np.diagonal(cos, lag).mean() for lag in range(65)])
+    got = client.post("/api/lesson/table/verdict", json={}).json()
+    f = got["figures"]
+    assert f["neighbours"] == pytest.approx(by_lag[1], abs=1e-6)
+    assert f["at_period"] == pytest.approx(by_lag[f["period"]], abs=1e-6)
+    assert f["at_least_lag"] == pytest.approx(by_lag[3:].min(), abs=1e-6) and f["least_lag"] == 3 + by_lag[3:].argmin()
+    as_alike = [lag for lag in range(3, 65) if by_lag[lag] >= by_lag[1] - 0.2]
+    assert {12, 35, 55} <= set(as_alike) and by_lag[3] < 0  # the issue's rows: 0.63, 0.49, 0.53; and -0.07
+    assert f["alike_lags"] == len(as_alike)
+    assert got["outcome"] == "rhythm" and got["accepted"] == ["rhythm"]

@@ -294,8 +294,10 @@ const table = {
     const f = data.verdict.figures;
     if (!data.learned || data.verdict.outcome === null) return judged(data, tr("sim_learned_empty"));
     const text = sentences([
-      tr("table_verdict", { adj: fixed(f.neighbours, 2), far: fixed(f.far, 2) }),
-      tr("table_rhythm", { period: f.period, c: fixed(f.at_period, 2) }),
+      tr("table_verdict", {
+        adj: fixed(f.neighbours, 2), far: fixed(f.far, 2), period: f.period, c: fixed(f.at_period, 2),
+        lag: f.least_lag, low: fixed(f.at_least_lag, 2),
+      }),
       rhythmMeaning(f.period), // what that distance is in these poems, in the explorer's words
     ]);
     return judged(data, text, f.neighbours);
