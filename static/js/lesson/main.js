@@ -374,7 +374,8 @@ async function reveal({ scroll = false } = {}) {
   setBusy(true);
   if (classHolds(step)) keepClassRecord(step);
   if (step.kind === "summary" || step.kind === "selftest") {
-    state.answer = { step, judged: step.kind === "summary" ? judgeSummary() : judgeSelftest(step) };
+    state.answer = { step };
+    state.answer.judged = judge(state.answer);
     if (step.kind === "selftest") saveAnswer(step.id, { outcome: state.answer.judged.outcome });
     await updatePanels();
     if (scroll) showAnswer();
@@ -442,8 +443,13 @@ function showAnswer() {
   from.scrollIntoView({ block: "start" });
 }
 
-/** The kind's verdict, worded in the page's language at the time of asking (a language switch asks again). */
+/**
+ * The answer's verdict, worded in the page's language at the time of asking (a language switch asks again): the
+ * kind's judge, or the self-test's and the summary's, which read the student's record instead of a model run.
+ */
 function judge(a) {
+  if (a.step.kind === "summary") return judgeSummary();
+  if (a.step.kind === "selftest") return judgeSelftest(a.step);
   return a.kind.judge(a.data, a.ctx);
 }
 
@@ -853,8 +859,8 @@ async function switchLanguage(lang) {
   renderQuestion(current());
   if (setupOf(current())) updateHints(setupOf(current()));
   if (state.error) wordError();
-  // The verdict is worded by the kind's judge: ask it again, in the new language.
-  if (state.answer?.kind) state.answer.judged = judge(state.answer);
+  // Every verdict is worded by its judge, the self-test's and the summary's too: ask it again, in the new language.
+  if (state.answer) state.answer.judged = judge(state.answer);
   for (const panel of PANELS) await panel.redraw();
   applyChartVisibility();
   redrawClass();
