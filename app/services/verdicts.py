@@ -491,26 +491,31 @@ def _judge_split(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
                         "qkv4": params[4]["qkv"], "proj4": params[4]["proj"]}}
 
 
-def head_distance(pattern: np.ndarray) -> dict:
-    """pattern (nh, T, T) of one layer: the two heads whose rows differ most, by mean total-variation
-    distance (half the L1 distance of two rows; 0 for the same row, 1 for rows with no key in common)."""
-    best = {"distance": 0.0, "h1": 1, "h2": 1}
-    for i, j in itertools.combinations(range(len(pattern)), 2):
-        distance = float(0.5 * np.abs(pattern[i] - pattern[j]).sum(-1).mean())
+def head_distance(pattern: np.ndarray, causal: bool = True) -> dict:
+    """pattern (nh, T, T) of one layer: the two heads whose rows differ most, by mean total-variation distance
+    (half the L1 distance of two rows; 0 for the same row, 1 for rows with no key in common), over the rows that
+    can differ: under the causal mask the first row sees only itself, 100% in every head, and is left out."""
+    rows = pattern[:, 1:] if causal else pattern
+    best = {"distance": 0.0, "h1": 1, "h2": 2, "rows": rows.shape[1]}
+    for i, j in itertools.combinations(range(len(rows)), 2):
+        distance = float(0.5 * np.abs(rows[i] - rows[j]).sum(-1).mean())
         if distance > best["distance"]:
-            best = {"distance": distance, "h1": i + 1, "h2": j + 1}
+            best = {"distance": distance, "h1": i + 1, "h2": j + 1, "rows": rows.shape[1]}
     return best
 
 
 def _judge_heads(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
-    """Layer 1's heads on line A: do they spread their attention alike?"""
+    """Layer 1's heads on line A: do they spread their attention alike? A 1-character line leaves nothing to
+    compare: its one row is all on itself in every head."""
     model = _model(setup, registry)
     ids = registry.tokenizer.encode(setup["a"])
     check_length("line_a", ids, model.config)
     if model.config.n_head == 1:
         return {"outcome": None, "reason": "one_head", "figures": {}}
-    pattern = model.trace(torch.tensor([ids])).attention[0][0].double().numpy()  # (nh, T, T)
-    figures = head_distance(pattern)
+    if len(ids) == 1:
+        return {"outcome": None, "reason": "one_char", "figures": {}}
+    pattern = model.trace(torch.tensor([ids]), causal=setup["causal"]).attention[0][0].double().numpy()  # (nh, T, T)
+    figures = head_distance(pattern, setup["causal"])
     outcome = "differ" if figures["distance"] > HEADS_DIFFER else "alike"
     return {"outcome": outcome, "reason": f"heads_{outcome}", "figures": figures}
 

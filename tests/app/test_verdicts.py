@@ -225,7 +225,7 @@ def test_relative_scores_are_flat_only_under_rope_by_numpy(client, registry, lin
 def test_heads_differ_by_total_variation_in_numpy(client, references, registry, setup):
     ref = references(setup)
     for line in ("白日依山尽", "床前明月光疑是地上霜"):
-        pattern = ref.run(registry.tokenizer.encode(line), setup["causal"])[1][0]
+        pattern = ref.run(registry.tokenizer.encode(line), True)[1][0][:, 1:]  # row 0 is all on itself
         distance = max(0.5 * np.abs(pattern[i] - pattern[j]).sum(-1).mean()
                        for i, j in itertools.combinations(range(len(pattern)), 2))
         got = client.post("/api/lesson/heads/verdict", json={**setup, "a": line, "causal": True}).json()
@@ -451,3 +451,16 @@ def test_step_7_grades_the_trained_pos_emb_read_from_the_checkpoint(client):
     assert {12, 35, 55} <= set(as_alike) and by_lag[3] < 0  # the issue's rows: 0.63, 0.49, 0.53; and -0.07
     assert f["alike_lags"] == len(as_alike)
     assert got["outcome"] == "rhythm" and got["accepted"] == ["rhythm"]
+
+
+def test_step_12_compares_the_rows_the_heads_can_differ_on(client, registry):
+    """Under the mask, row 0 is 100% on itself in every head: the distance is over rows 1 to T − 1 (明月: row 1
+    alone), and a 1-character line has nothing to compare."""
+    model = registry.trained["learned"][0]
+    pattern = ReferenceGPT(model).run(registry.tokenizer.encode("明月"), True)[1][0]  # (nh, 2, 2)
+    row = pattern[:, 1]
+    want = max(0.5 * np.abs(row[i] - row[j]).sum() for i, j in itertools.combinations(range(len(row)), 2))
+    got = client.post("/api/lesson/heads/verdict", json={"a": "明月"}).json()
+    assert got["figures"]["rows"] == 1 and math.isclose(got["figures"]["distance"], want, abs_tol=1e-6)
+    one = client.post("/api/lesson/heads/verdict", json={"a": "月"}).json()
+    assert one["outcome"] is None and one["reason"] == "one_char"

@@ -520,12 +520,16 @@ const split = {
 };
 
 /** Per head of layer 1 on line A: the mean weight on the previous character and on itself (what to look at). */
+/**
+ * Each head's shares on the previous character and on itself, both over the same rows: from the second character
+ * on, the rows that can differ (the first sees only itself, 100% in every head). null for a 1-character line.
+ */
 function headNumbers(data) {
   const heads = data.lines[0].attention[0]; // [head][query][key]
-  const T = heads[0].length;
+  if (heads[0].length < 2) return null;
   return heads.map((m) => ({
-    prev: T > 1 ? mean(m.slice(1).map((row, q) => row[q])) : 0,
-    self: mean(m.map((row, q) => row[q])),
+    prev: mean(m.slice(1).map((row, q) => row[q])),
+    self: mean(m.slice(1).map((row, q) => row[q + 1])),
   }));
 }
 
@@ -533,12 +537,15 @@ const heads = {
   fetch: fetchCompareBeside,
   judge(data) {
     const f = data.verdict.figures;
-    if (data.verdict.outcome === null) return judged(data, tr("reason_one_head"));
+    if (data.verdict.outcome === null) return judged(data, tr(`reason_${data.verdict.reason}`));
     return judged(data, tr("heads_verdict", { h1: f.h1, h2: f.h2, tv: pct(f.distance) }), f.distance);
   },
   charts: (data) => data.lines[0].attention[0].map((_, h) => heatmapChart(data, 0, h)),
-  notice: (data) => sentences(headNumbers(data)
-    .map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) }))),
+  notice: (data) => {
+    const numbers = headNumbers(data);
+    if (!numbers) return tr("reason_one_char");
+    return sentences(numbers.map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) })));
+  },
   snippet: (ctx) => [
     "import torch",
     ...modelLines(ctx.setup),
