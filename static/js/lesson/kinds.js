@@ -587,13 +587,14 @@ const ablate = {
       gains === easiest && gains !== hardest ? tr("ablate_surest", { gains: kind(gains), before: vars[`before_${gains}`] }) : "",
     ]), f[v.outcome]);
   },
-  charts(data) {
+  charts(data, ctx) {
     if (!data.answer) return [];
     const { answer, ablation } = data;
     const top = Math.max(...Object.values(ablation.by_kind), 0);
     return [{
       name: "ablate-line", caption: tr("chart_ablate_line", { head: data.verdict.figures.head }),
-      alt: tr("chart_ablate_line_alt", { before: fixed(answer.all_on.mean_loss, 2), after: fixed(answer.ablated.mean_loss, 2) }),
+      alt: chars(ctx.setup.a).length < 2 ? tr("notice_ablate_one_char")
+        : tr("chart_ablate_line_alt", { before: fixed(answer.all_on.mean_loss, 2), after: fixed(answer.ablated.mean_loss, 2) }),
       figure: lossFigure({ answer, offLabel: offLabel(answer.off) }),
     }, {
       name: "ablate-kinds", caption: tr("chart_ablate_kinds", { head: data.verdict.figures.head }),
@@ -602,9 +603,9 @@ const ablate = {
       figure: kindFigure({ ablation, range: [Math.min(0, ...Object.values(ablation.by_kind)), top * 1.25] }),
     }];
   },
-  notice: (data) => (data.answer ? tr("notice_ablate", {
-    before: fixed(data.answer.all_on.mean_loss, 2), after: fixed(data.answer.ablated.mean_loss, 2),
-  }) : ""),
+  // A 1-character line has no next character to predict: no loss to compare, said as such.
+  notice: (data, ctx) => (!data.answer ? "" : chars(ctx.setup.a).length < 2 ? tr("notice_ablate_one_char")
+    : tr("notice_ablate", { before: fixed(data.answer.all_on.mean_loss, 2), after: fixed(data.answer.ablated.mean_loss, 2) })),
   snippet: (ctx, data) => [
     "import torch",
     ...modelLines(ctx.setup),
