@@ -242,15 +242,18 @@ const pair = gapKind({ bars: thisModelBar, caption: "chart_bars_one" });
 
 const posemb = gapKind({
   caption: "chart_bars_posemb",
-  bars: (data) => [
+  // Under none there are no positions to remove: one bar, named as the model it is.
+  bars: (data) => (data.model.position === "none" ? thisModelBar(data) : [
     { label: tr("bar_without_positions"), value: data.difference.without_position.max_abs },
     { label: tr("bar_with_positions", { mode: modeLabel(data.model.position) }), value: data.difference.with_position.max_abs, current: true },
-  ],
-  notice: (data) => tr("notice_posemb", {
+  ]),
+  notice: (data) => (data.model.position === "none" ? tr("notice_posemb_none", {
+    with: sci(data.difference.with_position.max_abs),
+  }) : tr("notice_posemb", {
     without: sci(data.difference.without_position.max_abs),
     with: sci(data.difference.with_position.max_abs),
     mode: modeLabel(data.model.position),
-  }),
+  })),
   lesson: lessonFigure((data, ctx) => tr("posemb_lesson", {
     value: sci(ctx.step.lesson.value), without: sci(ctx.step.lesson.without),
     ours: sci(data.difference.with_position.max_abs), ours_without: sci(data.difference.without_position.max_abs),
@@ -273,7 +276,10 @@ const limit = {
   }),
   judge(data, ctx) {
     const f = data.verdict.figures;
-    const vars = { n: f.n, rows: f.rows, max: f.max, pos: f.n - 1, last: f.rows - 1, more: f.more, mode: modeLabel(ctx.setup.position) };
+    // The line that is that long: the verdict counts the longer of the two.
+    const line = chars(ctx.setup.a).length === f.n ? "A" : "B";
+    const vars = { n: f.n, rows: f.rows, max: f.max, pos: f.n - 1, last: f.rows - 1, more: f.more, line,
+      mode: modeLabel(ctx.setup.position) };
     return judged(data, tr(`limit_${data.verdict.reason}`, vars), f.n);
   },
   charts: () => [],

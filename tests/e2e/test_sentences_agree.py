@@ -1,0 +1,53 @@
+"""Sentences on one screen agree with each other and with their bars, and name the line they speak of (issue 39,
+item 4): step 6 with line A of 5 characters and line B of 129 names line B; step 6's choice speaks of a line with a
+129th character, as the verdict does; step 5 under none has no positions to remove and says so, with one bar."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
+TEXTS = json.loads((LESSON_I18N / "en.json").read_text())
+
+
+def committed(open_page, tools, step: int):
+    page = open_page(f"/lesson?step={step}&lang=en", locale="en-US")
+    count = tools.render_count(page)
+    page.locator("[data-question] input[type=radio]").first.check()
+    page.click("[data-commit]")
+    tools.wait_rendered(page, count)
+    return page
+
+
+def test_step_6_names_the_line_that_is_too_long(open_page, tools):
+    open_page.allow("status of 422")
+    page = committed(open_page, tools, 6)
+    page.fill("#line-a", "白日依山尽")
+    page.fill("#line-b", "白" * 129)
+    tools.wait_until(page, "() => document.querySelector('#verdict').innerText.includes('Line B has 129')",
+                     message=page.inner_text("#verdict"))
+    verdict = page.inner_text("#verdict")
+    assert "refuses line B" in verdict and "Line A has" not in verdict
+
+
+def test_step_6s_accepted_line_and_its_choice_agree(open_page, tools):
+    page = committed(open_page, tools, 6)
+    verdict = page.inner_text("#verdict")
+    assert TEXTS["limit_choice_error"] in verdict  # the choice the model's outcome is named by
+    assert "129th character" in TEXTS["limit_choice_error"]
+
+
+def test_step_5_under_none_has_no_positions_to_remove(open_page, tools):
+    page = committed(open_page, tools, 5)
+    page.check("input[name=position][value=none]")
+    want = TEXTS["notice_posemb_none"].split("{")[0]
+    tools.wait_until(page, "(want) => document.querySelector('#notice').innerText.startsWith(want)", want,
+                     message=page.inner_text("#notice"))
+    assert "(none)" not in page.inner_text("#notice")
+    # The bars' description lists one bar, the model on screen: no "positions removed" bar beside it.
+    alt = page.evaluate("() => { const f = document.querySelector('#charts .lesson-chart');"
+                        " return document.getElementById(f.getAttribute('aria-describedby')).textContent; }")
+    assert TEXTS["bar_without_positions"] not in alt and TEXTS["bar_this"] in alt, alt
