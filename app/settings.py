@@ -64,6 +64,10 @@ class Settings(BaseSettings):
         100, ge=1, description="New students per address and minute (all workers, checked and counted at once); "
                       "one more gets 429."
     )
+    results_days: float = Field(
+        7, gt=0, description="Days an ended class's results are kept for its teacher (a Friday's class is read on "
+                             "Monday); DELETE /api/classes/{code} deletes them at once."
+    )
     class_poll_ms: int = Field(100, ge=10, description="How often each class's watcher reads SQLite's version column.")
     class_keepalive_seconds: float = Field(
         15, gt=0, le=50, description="Longest silence on a class's event stream; nginx drops one idle for 60 s."

@@ -142,7 +142,7 @@ async def create_class(request: Request, classes: ClassesDep, settings: AppSetti
     code, token = await classes.create()
     join_url, urls, loopback = await join_links(request, code)
     return {"code": code, "teacher_token": token, "join_url": join_url, "join_urls": urls,
-            "teacher_stream": stream_key(token), "loopback": loopback}
+            "teacher_stream": stream_key(token), "loopback": loopback, "results_days": settings.results_days}
 
 
 @router.get("/{code}", response_model=ClassView, response_model_exclude_none=True, responses=_responses(
@@ -259,30 +259,42 @@ async def unlock(request: Request, code: ClassCode, classes: ClassesDep, token: 
                                                                        s503=STORE_DOWN))
 async def end(request: Request, code: ClassCode, classes: ClassesDep, token: Token, limits: Limits):
     """Teacher only: close the class; every screen is told it ended. Its results stay readable with the teacher's
-    token for 24 hours (GET /results)."""
+    token for HP_RESULTS_DAYS days (GET /results), or until the teacher deletes them (DELETE)."""
     await _as_teacher(request, limits, classes.require_teacher(code, token))
     await classes.end(code)
     return {}
 
 
+@router.delete("/{code}", status_code=204, response_class=Response, responses=_responses(
+    s403=TEACHER, s404=NOT_FOUND + " Deleted, or kept past HP_RESULTS_DAYS.",
+    s409="class_running (ctx: code): the class has not ended; end it first (POST /end).", s503=STORE_DOWN))
+async def delete_class(request: Request, code: ClassCode, classes: ClassesDep, token: Token, limits: Limits):
+    """Teacher only: delete an ended class's results now, rather than after HP_RESULTS_DAYS days. Its students,
+    their names and answers are gone from the server: GET /results answers 404 from then on."""
+    await _as_teacher(request, limits, classes.delete(code, token))
+    return Response(status_code=204)
+
+
 @router.get("/{code}/results", response_model=ClassResults, responses=_responses(
-    s403=TEACHER, s404=NOT_FOUND + " An ended class's results are kept for 24 hours.", s503=STORE_DOWN))
-async def results(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, token: Token,
-                  lang: Lang = "en"):
-    """Teacher only, while the class runs and for 24 hours after it ends: every step it visited that asks a
-    question, with each round's counts, the choices the server accepted at the reveal, and who did not answer."""
+    s403=TEACHER, s404=NOT_FOUND + " An ended class's results are kept for HP_RESULTS_DAYS days (7 unless set).",
+    s503=STORE_DOWN))
+async def results(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, settings: AppSettings,
+                  token: Token, lang: Lang = "en"):
+    """Teacher only, while the class runs and for HP_RESULTS_DAYS days after it ends: every step it visited that
+    asks a question, with each round's counts, the choices the server accepted at the reveal, and who did not
+    answer."""
     record = await _as_teacher(request, limits, classes.record(code, token))
-    return class_results(code, record, static_dir(request), lang)
+    return class_results(code, record, static_dir(request), lang, settings.results_days)
 
 
 @router.get("/{code}/results.csv", response_class=Response, responses={**_responses(
     s403=TEACHER, s404=NOT_FOUND, s503=STORE_DOWN), 200: {"content": {"text/csv": {}}, "description":
     "UTF-8 with a byte-order mark, one row per step, round and choice: " + ", ".join(CSV_COLUMNS) + "."}})
-async def results_table(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, token: Token,
-                        lang: Lang = "en"):
+async def results_table(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits,
+                        settings: AppSettings, token: Token, lang: Lang = "en"):
     """Teacher only: the same results as a spreadsheet opens them, in any language."""
     record = await _as_teacher(request, limits, classes.record(code, token))
-    table = results_csv(class_results(code, record, static_dir(request), lang))
+    table = results_csv(class_results(code, record, static_dir(request), lang, settings.results_days))
     return Response(table, media_type="text/csv; charset=utf-8", headers={
         "Content-Disposition": f'attachment; filename="class-{code}-results.csv"'})
 

@@ -114,6 +114,8 @@ class NewClass(BaseModel):
     loopback: bool = Field(description="The teacher's page is on a loopback address (127.0.0.1, localhost). With "
                                        "join_urls empty, say that phones cannot reach it: start the server with "
                                        "--host 0.0.0.0 and open it at the machine's network address.")
+    results_days: float = Field(description="Days the class's results stay readable once it ends (HP_RESULTS_DAYS), "
+                                            "unless the teacher deletes them sooner (DELETE /api/classes/{code}).")
 
 
 class ClassView(BaseModel):
@@ -203,7 +205,10 @@ class StepResult(BaseModel):
 class ClassResults(BaseModel):
     code: str = Field(description="The class's code.")
     lang: str = Field(description="The language of question and choice texts.")
-    ended: bool = Field(description="Whether the teacher ended the class (its record is kept for 24 hours).")
+    ended: bool = Field(description="Whether the teacher ended the class (its record is kept for HP_RESULTS_DAYS "
+                                    "days).")
     ended_at: float | None = Field(description="When it ended, seconds since 1970; null while it runs.")
+    kept_until: float | None = Field(description="When the server deletes these results (seconds since 1970), "
+                                                 "unless the teacher deletes them sooner; null while it runs.")
     students: int = Field(description="Students in the class (removed ones are in no count).")
     steps: list[StepResult] = Field(description="Every step the class visited that asks a question, in order.")

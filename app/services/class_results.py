@@ -17,7 +17,8 @@ CSV_COLUMNS = ["step", "step_id", "question", "round", "choice", "choice_text", 
                "students", "not_answered"]
 
 
-def class_results(code: str, record: ClassRecord, static_dir: Path, lang: str) -> dict:
+def class_results(code: str, record: ClassRecord, static_dir: Path, lang: str, results_days: float) -> dict:
+    """The results as GET /results answers them; an ended class's are kept until `kept_until`."""
     texts = lesson_texts(static_dir, lang)
     steps = []
     for number, kept in record.steps.items():
@@ -39,7 +40,9 @@ def class_results(code: str, record: ClassRecord, static_dir: Path, lang: str) -
                          "right": None if kept.accepted is None else choice in kept.accepted}
                         for choice in step["choices"]],
             "accepted": kept.accepted, "rounds": rounds})
-    return {"code": code, "lang": lang, "ended": record.ended_at is not None, "ended_at": record.ended_at,
+    ended = record.ended_at is not None
+    return {"code": code, "lang": lang, "ended": ended, "ended_at": record.ended_at,
+            "kept_until": record.ended_at + results_days * 24 * 3600 if ended else None,
             "students": len(record.students), "steps": steps}
 
 

@@ -155,7 +155,7 @@ class Classes:
         _check(code, await self.ask(self.store.end(code, time.time())))
 
     async def record(self, code: str, token: str | None) -> ClassRecord:
-        """The class's record for its teacher, while it runs and for a day after it ends (404 after)."""
+        """The class's record for its teacher, while it runs and for HP_RESULTS_DAYS after it ends (404 after)."""
         if token is None:  # before the lookup: the same answer for a class and for no class
             raise ClassError(403, "teacher_only",
                              "only the teacher can do this: send Authorization: Bearer <teacher_token>")
@@ -165,6 +165,16 @@ class Classes:
         if not hmac.compare_digest(record.token_hash, token_hash(token)):
             raise ClassError(403, "teacher_token_wrong", "this is not the teacher's token for this class")
         return record
+
+    async def delete(self, code: str, token: str | None) -> None:
+        """Delete an ended class's record at once, for its teacher; a running class is ended first by its teacher,
+        so that every screen is told it ended (409 class_running)."""
+        await self.record(code, token)
+        outcome = await self.ask(self.store.delete(code, time.time()))
+        if outcome == "running":
+            raise ClassError(409, "class_running", f"class {code} is still running: end it first (POST /end), "
+                                                   "then delete its results", {"code": code})
+        _check(code, outcome)
 
     async def seat(self, code: str, token: str | None) -> tuple[str, bool] | None:
         """(student, removed) whose token this is, or None (no token, or not one of this class's)."""

@@ -7,8 +7,9 @@ single watcher per class and process reads it (app/services/class_events.py). Th
 limits keep their windows here too (hit, note), so they hold across workers and replicas.
 
 "end" keeps the class's record (its steps, rounds, accepted choices, students and answers) for
-`Lifetimes.results` seconds, readable with the teacher's token (record); a class that vanishes without one
-(a Redis emptied by a restart without persistence) is "lost", not ended (ended).
+`Lifetimes.results` seconds (HP_RESULTS_DAYS), readable with the teacher's token (record) until it passes or
+the teacher deletes it (delete); a class that vanishes without one (a Redis emptied by a restart without
+persistence) is "lost", not ended (ended).
 
 A store that cannot be reached raises one of its `unavailable` exceptions; the service turns them into
 503 "the class store does not answer" (app/services/classes.py), never a 500.
@@ -20,7 +21,8 @@ from typing import Literal, Protocol
 
 # What a change attempt came to. "missing": no such class (never made, ended, or idle too long);
 # "locked": the teacher closed joining; "removed": the teacher removed this student.
-Outcome = Literal["ok", "missing", "full", "not_current", "revealed", "locked", "removed"]
+# "running": the class has not ended (its record cannot be deleted yet).
+Outcome = Literal["ok", "missing", "full", "not_current", "revealed", "locked", "removed", "running"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class Lifetimes:
     """How long a class lives without a change: `idle` seconds once a student joined, `unjoined` before."""
     idle: float
     unjoined: float
-    results: float = 24 * 3600  # how long an ended class's record stays readable for the teacher
+    results: float = 7 * 24 * 3600  # how long an ended class's record is kept (HP_RESULTS_DAYS, 7 by default)
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,11 @@ class ClassStore(Protocol):
         """Whether the teacher ended this class (its record is kept): a class gone without one was lost."""
 
     async def record(self, code: str, now: float) -> ClassRecord | None:
-        """The class's record, running or ended (within Lifetimes.results), or None."""
+        """The class's record, running or ended (within Lifetimes.results of `now`), or None; a record past its
+        time is deleted on the way, as it would be by the store's own expiry."""
+
+    async def delete(self, code: str, now: float) -> Outcome:
+        """Delete an ended class's record at once: "ok", "running" (not ended: nothing deleted) or "missing"."""
 
     async def join(self, code: str, student: str, token_hash: str, name: str | None, animal: str, now: float,
                    max_students: int) -> tuple[Outcome, str]:
@@ -156,7 +162,8 @@ class ClassStore(Protocol):
 
 
 def open_store(settings) -> ClassStore:
-    lifetimes = Lifetimes(idle=settings.class_idle_hours * 3600, unjoined=settings.class_unjoined_minutes * 60)
+    lifetimes = Lifetimes(idle=settings.class_idle_hours * 3600, unjoined=settings.class_unjoined_minutes * 60,
+                          results=settings.results_days * 24 * 3600)
     if settings.redis_url:
         from app.stores.redis import RedisStore
 

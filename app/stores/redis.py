@@ -10,8 +10,9 @@ hp:class:CODE:a:STEP:2 in round 2), hp:class:CODE:steps (hash: each step visited
 STEP:accepted -> the verdict's right choices as JSON, kept at the reveal), hp:classes
 (sorted set: code -> when it expires, to count open classes), and the channel hp:class:CODE:events. Every
 key of a class expires after its lifetime: the idle time once a student joined, the shorter unjoined time
-before. "end" renames every key of the class to hp:ended:CODE..., kept for the results' lifetime: the record the
-teacher reads, and the sign that the class ended rather than vanished. A rate limit's window is hp:hits:KEY
+before. "end" renames every key of the class to hp:ended:CODE..., kept for the results' lifetime (HP_RESULTS_DAYS) or
+until the teacher deletes them: the record the teacher reads, and the sign that the class ended rather than
+vanished. A rate limit's window is hp:hits:KEY
 (sorted set of event times), which expires with its window.
 """
 
@@ -240,12 +241,24 @@ redis.call('ZREM', KEYS[2], string.sub(prefix, 10))
 redis.call('PUBLISH', prefix .. ':events', 'end')
 return 'ok'
 """
-# The record of a running class (KEYS[1] hp:class:CODE) or an ended one (hp:ended:CODE). Returns {token hash,
-# ended, steps (flat hash), students in joining order (flat: id, name), answers (flat: step, round, student,
-# choice)}, or false.
-RECORD = KEYS_OF + """
+# Every key of an ended class's record (KEYS[1] hp:ended:CODE) deleted.
+DELETE_RECORD = KEYS_OF + """
+local function delete_record()
+  for _, key in ipairs(class_keys()) do redis.call('DEL', key) end
+  redis.call('DEL', prefix)
+end
+"""
+# The record of a running class (KEYS[1] hp:class:CODE) or an ended one (hp:ended:CODE); ARGV[1] now, ARGV[2] how
+# long a record is kept: one past its time is deleted, as its keys' expiry would (Redis's own clock) do. Returns
+# {token hash, ended, steps (flat hash), students in joining order (flat: id, name), answers (flat: step, round,
+# student, choice)}, or false.
+RECORD = DELETE_RECORD + """
 local token, ended = unpack(redis.call('HMGET', prefix, 'token_hash', 'ended'))
 if not token then return false end
+if ended and tonumber(ended) + tonumber(ARGV[2]) < tonumber(ARGV[1]) then
+  delete_record()
+  return false
+end
 local steps = redis.call('HGETALL', prefix .. ':steps')
 local students = {}
 local joined = redis.call('ZRANGE', prefix .. ':joined', 0, -1)
@@ -268,6 +281,14 @@ for i = 1, #steps, 2 do
   end
 end
 return {token, ended or '', steps, students, answers}
+"""
+
+# KEYS[1] hp:ended:CODE, KEYS[2] hp:class:CODE (a running class's). Returns 'ok', 'running' or 'missing'.
+DELETE = DELETE_RECORD + """
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'running' end
+if redis.call('EXISTS', prefix) == 0 then return 'missing' end
+delete_record()
+return 'ok'
 """
 
 
@@ -304,7 +325,7 @@ class RedisStore:
         self.lifetimes = lifetimes
         scripts = {"create": CREATE, "change": CHANGE, "join": JOIN, "answer": ANSWER, "state": STATE, "end": END,
                    "remove": REMOVE, "roster": ROSTER, "hit": HIT, "again": AGAIN, "step": STEP, "reveal": REVEAL,
-                   "record": RECORD}
+                   "record": RECORD, "delete": DELETE}
         self.scripts = {name: self.redis.register_script(text) for name, text in scripts.items()}
 
     async def _call(self, name: str, code: str, now: float, *args, keys: tuple = ()):
@@ -346,7 +367,7 @@ class RedisStore:
 
     async def record(self, code, now):
         for key in (_key(code), _ended_key(code)):
-            found = await self.scripts["record"](keys=[key])
+            found = await self.scripts["record"](keys=[key], args=[now, self.lifetimes.results])
             if found:
                 break
         else:
@@ -360,6 +381,9 @@ class RedisStore:
                            students=dict(zip(students[::2], students[1::2], strict=True)),
                            answers=[(int(answers[i]), int(answers[i + 1]), answers[i + 2], answers[i + 3])
                                     for i in range(0, len(answers), 4)])
+
+    async def delete(self, code, now):
+        return await self.scripts["delete"](keys=[_ended_key(code), _key(code)])
 
     async def join(self, code, student, token_hash, name, animal, now, max_students):
         outcome, given = await self._call("join", code, now, student, token_hash, max_students, name or "", animal)

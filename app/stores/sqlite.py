@@ -240,27 +240,36 @@ class SqliteStore:
 
     async def record(self, code, now):
         def read():
-            self.db.execute("BEGIN")
-            try:
-                row = self.db.execute(f"SELECT token_hash, ended_at FROM classes WHERE code = :code AND {KEPT}",
-                                      {"code": code, **self._cuts(now)}).fetchone()
-                if row is None:
-                    return None
-                visits = self.db.execute("SELECT step, rounds, accepted FROM visits WHERE code = ? ORDER BY step",
-                                         (code,)).fetchall()
-                students = self.db.execute("SELECT student, coalesce(name, '') FROM students WHERE code = ? AND "
-                                           "removed_at IS NULL ORDER BY joined_at, rowid", (code,)).fetchall()
-                answers = self.db.execute(
-                    "SELECT a.step, a.round, a.student, a.choice FROM answers a JOIN students s ON s.code = a.code "
-                    "AND s.student = a.student WHERE a.code = ? AND s.removed_at IS NULL ORDER BY a.step, a.round",
-                    (code,)).fetchall()
-            finally:
-                self.db.execute("COMMIT")
+            # A write transaction: records past their time are deleted first, so none outlives it.
+            self._purge(now)
+            row = self.db.execute("SELECT token_hash, ended_at FROM classes WHERE code = ?", (code,)).fetchone()
+            if row is None:
+                return None
+            visits = self.db.execute("SELECT step, rounds, accepted FROM visits WHERE code = ? ORDER BY step",
+                                     (code,)).fetchall()
+            students = self.db.execute("SELECT student, coalesce(name, '') FROM students WHERE code = ? AND "
+                                       "removed_at IS NULL ORDER BY joined_at, rowid", (code,)).fetchall()
+            answers = self.db.execute(
+                "SELECT a.step, a.round, a.student, a.choice FROM answers a JOIN students s ON s.code = a.code "
+                "AND s.student = a.student WHERE a.code = ? AND s.removed_at IS NULL ORDER BY a.step, a.round",
+                (code,)).fetchall()
             steps = {step: StepRecord(rounds, None if accepted is None else json.loads(accepted))
                      for step, rounds, accepted in visits}
             return ClassRecord(token_hash=row[0], ended_at=row[1], steps=steps, students=dict(students),
                                answers=[tuple(a) for a in answers])
-        return await self._run(read)
+        return await self._run(self._write, read)
+
+    async def delete(self, code, now):
+        def delete():
+            self._purge(now)
+            row = self.db.execute("SELECT ended_at FROM classes WHERE code = ?", (code,)).fetchone()
+            if row is None:
+                return "missing"
+            if row[0] is None:
+                return "running"
+            self.db.execute("DELETE FROM classes WHERE code = ?", (code,))  # its visits, students, answers cascade
+            return "ok"
+        return await self._run(self._write, delete)
 
     async def join(self, code, student, token_hash, name, animal, now, max_students):
         def join():

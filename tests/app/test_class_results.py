@@ -26,6 +26,8 @@ VOTES = {(4, 1): ["same", "same", "different", "same"], (4, 2): ["different", "d
 REMOVED = 3
 VISITED = (1, 4, 5, 6)  # then 17, the self-test, which asks no class question and is left out
 SETUP_5 = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned"}  # the teacher changed step 5's setup
+RESULTS_DAYS = 2  # HP_RESULTS_DAYS, not the default (7), so the test sees the setting at work
+DAY = 24 * 3600
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +38,7 @@ def redis():
 
 @pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def client(request, tmp_path):
-    settings = {"data_dir": tmp_path}
+    settings = {"data_dir": tmp_path, "results_days": RESULTS_DAYS}
     if request.param == "redis":
         import redis
         server = request.getfixturevalue("redis")
@@ -168,11 +170,58 @@ def test_a_class_gone_without_an_end_is_lost(client, tmp_path):
     assert client.get(f"/api/classes/{code}/results", headers=teacher).status_code == 404
 
 
+def stored_keys(client, code: str) -> list:
+    """What the class store still holds of the class: its rows in classes.db, or its keys in Redis."""
+    if client.redis is not None:
+        import redis
+        return sorted(redis.Redis.from_url(client.redis.url).scan_iter(f"hp:*:{code}*"))
+    store = client.app.state.classes.store
+    return store.db.execute("SELECT code FROM classes WHERE code = ? UNION ALL SELECT code FROM students WHERE "
+                            "code = ?", (code, code)).fetchall()
+
+
+def test_an_ended_classs_results_are_kept_for_results_days_then_gone(client):
+    code, teacher, seats, _ = run_class(client)
+    client.post(f"/api/classes/{code}/end", headers=teacher).raise_for_status()
+    body = client.get(f"/api/classes/{code}/results", headers=teacher).json()
+    assert body["kept_until"] == pytest.approx(body["ended_at"] + RESULTS_DAYS * DAY)
+    store = client.app.state.classes.store
+    # The store's clock is its `now`: a minute before the end of HP_RESULTS_DAYS the record is there ...
+    assert client.portal.call(store.record, code, body["ended_at"] + RESULTS_DAYS * DAY - 60) is not None
+    assert client.get(f"/api/classes/{code}/results", headers=teacher).status_code == 200
+    # ... a second after it, gone from the store, and so from every route at today's time too.
+    assert client.portal.call(store.record, code, body["ended_at"] + RESULTS_DAYS * DAY + 1) is None
+    assert stored_keys(client, code) == []
+    for path in ("results", "results.csv"):
+        assert client.get(f"/api/classes/{code}/{path}", headers=teacher).status_code == 404
+    assert client.delete(f"/api/classes/{code}", headers=teacher).status_code == 404
+
+
+def test_the_teacher_deletes_an_ended_classs_results_at_once(client):
+    code, teacher, seats, _ = run_class(client)
+    student = {"Authorization": f"Bearer {seats[0]['student_token']}"}
+    running = client.delete(f"/api/classes/{code}", headers=teacher)
+    assert (running.status_code, running.json()["detail"][0]["type"]) == (409, "class_running")
+    client.post(f"/api/classes/{code}/end", headers=teacher).raise_for_status()
+    for headers, refusal in (({}, "teacher_only"), (student, "teacher_token_wrong")):
+        refused = client.delete(f"/api/classes/{code}", headers=headers)
+        assert (refused.status_code, refused.json()["detail"][0]["type"]) == (403, refusal)
+    assert client.get(f"/api/classes/{code}/results", headers=teacher).status_code == 200
+    assert stored_keys(client, code) != []
+    deleted = client.delete(f"/api/classes/{code}", headers=teacher)
+    assert (deleted.status_code, deleted.content) == (204, b"")
+    assert stored_keys(client, code) == []
+    for path in ("results", "results.csv"):
+        assert client.get(f"/api/classes/{code}/{path}", headers=teacher).status_code == 404
+    assert client.delete(f"/api/classes/{code}", headers=teacher).status_code == 404
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("store", ["sqlite", "redis"])
 def test_results_outlive_a_restart(tmp_path, store):
     with redis_server(appendonly=True) as redis:
-        env = {"HP_DATA_DIR": str(tmp_path)} | ({"HP_REDIS_URL": redis.url} if store == "redis" else {})
+        env = {"HP_DATA_DIR": str(tmp_path), "HP_RESULTS_DAYS": "3"} | (
+            {"HP_REDIS_URL": redis.url} if store == "redis" else {})
         with served(env) as server, httpx.Client(base_url=server.url, timeout=60) as client:
             code, teacher, seats, accepted = run_class(client)
             client.post(f"/api/classes/{code}/end", headers=teacher).raise_for_status()
@@ -182,3 +231,7 @@ def test_results_outlive_a_restart(tmp_path, store):
                 redis.start()
             server.start()
             check_results(client.get, code, teacher, seats, accepted)
+            body = client.get(f"/api/classes/{code}/results", headers=teacher).json()
+            assert body["kept_until"] == pytest.approx(body["ended_at"] + 3 * DAY)  # HP_RESULTS_DAYS=3
+            assert client.delete(f"/api/classes/{code}", headers=teacher).status_code == 204
+            assert client.get(f"/api/classes/{code}/results", headers=teacher).status_code == 404

@@ -93,6 +93,7 @@ def test_a_new_class_has_a_readable_code_a_long_token_and_a_join_link(client, st
     assert len(token) >= 43  # base64url of 32 bytes: 256 bits
     assert made["join_url"].endswith(f"/lesson?class={code}")
     assert made["join_urls"] == [made["join_url"]] and made["loopback"] is False
+    assert made["results_days"] == 7  # HP_RESULTS_DAYS's default: what the end dialog promises
     assert client.get(f"/api/classes/{code}").json() == {
         "step": 1, "round": 1, "revealed": False, "joined": 0, "answered": 0, "locked": False}
     # The store keeps the token's sha256, never the token.
