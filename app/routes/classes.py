@@ -35,7 +35,7 @@ from app.schemas.classes import (
 from app.schemas.compare import ERROR_RESPONSES, ErrorMessage
 from app.schemas.verdicts import VerdictRequest
 from app.services.class_events import event_stream
-from app.services.class_results import CSV_COLUMNS, class_results, results_csv
+from app.services.class_results import ANSWER_COLUMNS, RESULT_COLUMNS, answers_csv, class_results, results_csv
 from app.services.classes import stream_key
 from app.services.i18n import LANGS
 from app.services.join_links import is_loopback, join_links
@@ -280,23 +280,46 @@ async def delete_class(request: Request, code: ClassCode, classes: ClassesDep, t
     s503=STORE_DOWN))
 async def results(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, settings: AppSettings,
                   token: Token, lang: Lang = "en"):
-    """Teacher only, while the class runs and for HP_RESULTS_DAYS days after it ends: every step it visited that
-    asks a question, with each round's counts, the choices the server accepted at the reveal, and who did not
-    answer."""
+    """Teacher only, while the class runs and for HP_RESULTS_DAYS days after it ends: every step the class voted
+    on or the teacher revealed, with each round's counts, the choices the server accepted at the reveal and who
+    did not answer; and each student's answer per step and round."""
     record = await _as_teacher(request, limits, classes.record(code, token))
     return class_results(code, record, static_dir(request), lang, settings.results_days)
 
 
+CSV_SAFETY = ("Headers and yes/no in `lang`. Every cell that starts with =, +, -, @, a tab or a carriage return "
+              "starts with a single quote ('), so a spreadsheet shows it as text, never as a formula (OWASP).")
+
+
 @router.get("/{code}/results.csv", response_class=Response, responses={**_responses(
     s403=TEACHER, s404=NOT_FOUND, s503=STORE_DOWN), 200: {"content": {"text/csv": {}}, "description":
-    "UTF-8 with a byte-order mark, one row per step, round and choice: " + ", ".join(CSV_COLUMNS) + "."}})
+    "UTF-8 with a byte-order mark, one row per step, round and choice, the steps of GET /results: "
+    + ", ".join(RESULT_COLUMNS) + ". " + CSV_SAFETY}})
 async def results_table(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits,
                         settings: AppSettings, token: Token, lang: Lang = "en"):
     """Teacher only: the same results as a spreadsheet opens them, in any language."""
     record = await _as_teacher(request, limits, classes.record(code, token))
-    table = results_csv(class_results(code, record, static_dir(request), lang, settings.results_days))
-    return Response(table, media_type="text/csv; charset=utf-8", headers={
-        "Content-Disposition": f'attachment; filename="class-{code}-results.csv"'})
+    results = class_results(code, record, static_dir(request), lang, settings.results_days)
+    return _csv(results_csv(results, static_dir(request)), f"class-{code}-results.csv")
+
+
+@router.get("/{code}/answers.csv", response_class=Response, responses={**_responses(
+    s403=TEACHER, s404=NOT_FOUND, s503=STORE_DOWN), 200: {"content": {"text/csv": {}}, "description":
+    "UTF-8 with a byte-order mark, one row per student, step and round (the answers of GET /results): "
+    + ", ".join(ANSWER_COLUMNS) + "; choice empty where the student sent none, answered_at in UTC. "
+    + CSV_SAFETY}})
+async def answers_table(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits,
+                        settings: AppSettings, token: Token, lang: Lang = "en"):
+    """Teacher only: each student's answer at each step and round the class voted on, whether the server's verdict
+    accepted it, and when it was sent; removed students are left out."""
+    record = await _as_teacher(request, limits, classes.record(code, token))
+    results = class_results(code, record, static_dir(request), lang, settings.results_days)
+    return _csv(answers_csv(results, static_dir(request)), f"class-{code}-answers.csv")
+
+
+def _csv(table: bytes, filename: str) -> Response:
+    return Response(table, media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
 
 @router.post("/{code}/answers", response_model=Answered, responses=_responses(

@@ -202,6 +202,17 @@ class StepResult(BaseModel):
     rounds: list[RoundResult] = Field(description="Each round opened at the step: one, or two after a vote again.")
 
 
+class AnswerRow(BaseModel):
+    student: str = Field(description="The student's id.")
+    name: str = Field(description="Their name on the roster.")
+    step: int = Field(description="The step (1-based).")
+    round: int = Field(description="1, or 2 for the vote after talking to a neighbour.")
+    choice: str | None = Field(description="The choice they sent (their last in this round); null: none.")
+    right: bool | None = Field(description="Whether the verdict accepted it; null before the reveal or without a "
+                                           "choice.")
+    answered_at: float | None = Field(description="When the choice was sent, seconds since 1970; null without one.")
+
+
 class ClassResults(BaseModel):
     code: str = Field(description="The class's code.")
     lang: str = Field(description="The language of question and choice texts.")
@@ -211,4 +222,7 @@ class ClassResults(BaseModel):
     kept_until: float | None = Field(description="When the server deletes these results (seconds since 1970), "
                                                  "unless the teacher deletes them sooner; null while it runs.")
     students: int = Field(description="Students in the class (removed ones are in no count).")
-    steps: list[StepResult] = Field(description="Every step the class visited that asks a question, in order.")
+    steps: list[StepResult] = Field(description="Every step the class voted on or the teacher revealed, in order "
+                                                "(a step passed without either is left out).")
+    answers: list[AnswerRow] = Field(description="One row per student, step (of `steps`) and round, by student in "
+                                                 "joining order: what answers.csv lists.")

@@ -67,7 +67,9 @@ class ClassRecord:
     ended_at: float | None  # wall-clock seconds; None while the class runs
     steps: dict[int, StepRecord]  # every step the class visited
     students: dict[str, str]  # student -> name, by joining time; removed students are not here
-    answers: list[tuple[int, int, str, str]]  # (step, round, student, choice) of the students above
+    # (step, round, student, choice, answered_at) of the students above; answered_at: wall-clock seconds of the
+    # answer kept (the last change), None for an answer kept before the stores noted the time.
+    answers: list[tuple[int, int, str, str, float | None]]
 
 
 class ClassStore(Protocol):

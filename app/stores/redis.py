@@ -6,14 +6,14 @@ Keys, for class CODE: hp:class:CODE (hash: token_hash, step, revealed, version, 
 hp:class:CODE:tokens (hash: student token's sha256 -> student), hp:class:CODE:students (hash: student ->
 name), hp:class:CODE:joined (sorted set: student -> when they joined), hp:class:CODE:removed (hash:
 student -> when the teacher removed them), hp:class:CODE:a:STEP (hash: student -> choice in round 1;
-hp:class:CODE:a:STEP:2 in round 2), hp:class:CODE:steps (hash: each step visited -> its rounds, and
-STEP:accepted -> the verdict's right choices as JSON, kept at the reveal), hp:classes
-(sorted set: code -> when it expires, to count open classes), and the channel hp:class:CODE:events. Every
-key of a class expires after its lifetime: the idle time once a student joined, the shorter unjoined time
-before. "end" renames every key of the class to hp:ended:CODE..., kept for the results' lifetime (HP_RESULTS_DAYS) or
-until the teacher deletes them: the record the teacher reads, and the sign that the class ended rather than
-vanished. A rate limit's window is hp:hits:KEY
-(sorted set of event times), which expires with its window.
+hp:class:CODE:a:STEP:2 in round 2), hp:class:CODE:times (hash: STEP:ROUND:student -> when the answer kept
+was sent), hp:class:CODE:steps (hash: each step visited -> its rounds, and STEP:accepted -> the verdict's
+right choices as JSON, kept at the reveal), hp:classes (sorted set: code -> when it expires, to count open
+classes), and the channel hp:class:CODE:events. Every key of a class expires after its lifetime: the idle
+time once a student joined, the shorter unjoined time before. "end" renames every key of the class to
+hp:ended:CODE..., kept for the results' lifetime (HP_RESULTS_DAYS) or until the teacher deletes them: the
+record the teacher reads, and the sign that the class ended rather than vanished. A rate limit's window is
+hp:hits:KEY (sorted set of event times), which expires with its window.
 """
 
 import asyncio
@@ -40,12 +40,16 @@ SUBSCRIPTIONS = 10_000  # one per class watched in this process, at most HP_MAX_
 # lifetime before anyone joined.
 # Every key of a class but its hash; the answers' keys are named by answers_at() alone (round 1's keep the name
 # they had before rounds).
-PARTS = "{':tokens', ':students', ':joined', ':removed', ':steps'}"
+PARTS = "{':tokens', ':students', ':joined', ':removed', ':steps', ':times'}"
 KEYS_OF = f"""
 local prefix = KEYS[1]
 local function answers_at(step, round)
   if tonumber(round or 1) == 1 then return prefix .. ':a:' .. step end
   return prefix .. ':a:' .. step .. ':' .. round
+end
+-- The field of an answer's time in the class's :times hash.
+local function time_field(step, round, student)
+  return step .. ':' .. (round or 1) .. ':' .. student
 end
 local function answer_keys()
   local keys = {{}}
@@ -161,11 +165,14 @@ for _, student in ipairs(chosen) do
   if redis.call('HSETNX', prefix .. ':removed', student, ARGV[1]) == 1 then
     gone[#gone + 1] = student
     for _, key in ipairs(answer_keys()) do redis.call('HDEL', key, student) end
+    for step = 1, {STEPS} do
+      for round = 1, {MAX_ROUNDS} do redis.call('HDEL', prefix .. ':times', time_field(step, round, student)) end
+    end
   end
 end
 if #gone > 0 then touch() end
 return gone
-"""
+""".replace("{STEPS}", str(len(STEPS))).replace("{MAX_ROUNDS}", str(MAX_ROUNDS))
 # ARGV[4] student, ARGV[5] step, ARGV[6] choice. Returns {outcome, current step}.
 ANSWER = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return {'missing', 0} end
@@ -183,6 +190,7 @@ if current ~= tonumber(ARGV[5]) then
 end
 if redis.call('HGET', prefix, 'revealed') == '1' then return {'revealed', current} end
 redis.call('HSET', answers, ARGV[4], ARGV[6])
+redis.call('HSET', prefix .. ':times', time_field(ARGV[5], round, ARGV[4]), ARGV[1])
 touch()
 return {'ok', current}
 """.replace("{MAX_ROUNDS}", str(MAX_ROUNDS))
@@ -251,7 +259,7 @@ end
 # The record of a running class (KEYS[1] hp:class:CODE) or an ended one (hp:ended:CODE); ARGV[1] now, ARGV[2] how
 # long a record is kept: one past its time is deleted, as its keys' expiry would (Redis's own clock) do. Returns
 # {token hash, ended, steps (flat hash), students in joining order (flat: id, name), answers (flat: step, round,
-# student, choice)}, or false.
+# student, choice, time or '')}, or false.
 RECORD = DELETE_RECORD + """
 local token, ended = unpack(redis.call('HMGET', prefix, 'token_hash', 'ended'))
 if not token then return false end
@@ -276,6 +284,7 @@ for i = 1, #steps, 2 do
       for j = 1, #found, 2 do
         answers[#answers + 1] = steps[i]; answers[#answers + 1] = r
         answers[#answers + 1] = found[j]; answers[#answers + 1] = found[j + 1]
+        answers[#answers + 1] = redis.call('HGET', prefix .. ':times', time_field(steps[i], r, found[j])) or ''
       end
     end
   end
@@ -379,8 +388,9 @@ class RedisStore:
                 for step, rounds in fields.items() if ":" not in step}
         return ClassRecord(token_hash=token, ended_at=float(ended) if ended else None, steps=dict(sorted(kept.items())),
                            students=dict(zip(students[::2], students[1::2], strict=True)),
-                           answers=[(int(answers[i]), int(answers[i + 1]), answers[i + 2], answers[i + 3])
-                                    for i in range(0, len(answers), 4)])
+                           answers=[(int(answers[i]), int(answers[i + 1]), answers[i + 2], answers[i + 3],
+                                     float(answers[i + 4]) if answers[i + 4] else None)
+                                    for i in range(0, len(answers), 5)])
 
     async def delete(self, code, now):
         return await self.scripts["delete"](keys=[_ended_key(code), _key(code)])

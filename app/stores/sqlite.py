@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS students (
     name TEXT, joined_at REAL, removed_at REAL, PRIMARY KEY (code, student));
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL, student TEXT NOT NULL,
-    choice TEXT NOT NULL, round INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (code, step, round, student));
+    choice TEXT NOT NULL, round INTEGER NOT NULL DEFAULT 1, answered_at REAL, PRIMARY KEY (code, step, round, student));
 -- Rate limits' events (app/services/rate_limits.py): each row leaves when its window has passed.
 CREATE TABLE IF NOT EXISTS hits (key TEXT NOT NULL, at REAL NOT NULL, until REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS hits_by_key ON hits (key, at);
@@ -43,7 +43,7 @@ DROP TABLE IF EXISTS creations;
 ADDED_COLUMNS = [("classes", "locked", "INTEGER NOT NULL DEFAULT 0"),
                  ("classes", "round", "INTEGER NOT NULL DEFAULT 1"), ("students", "token_hash", "TEXT"),
                  ("students", "name", "TEXT"), ("students", "joined_at", "REAL"), ("students", "removed_at", "REAL"),
-                 ("classes", "ended_at", "REAL")]
+                 ("classes", "ended_at", "REAL"), ("answers", "answered_at", "REAL")]
 # Answers before rounds were keyed (code, step, student): the table is made again with the round in its key,
 # each answer in round 1.
 ANSWERS_WITH_ROUNDS = """
@@ -250,8 +250,9 @@ class SqliteStore:
             students = self.db.execute("SELECT student, coalesce(name, '') FROM students WHERE code = ? AND "
                                        "removed_at IS NULL ORDER BY joined_at, rowid", (code,)).fetchall()
             answers = self.db.execute(
-                "SELECT a.step, a.round, a.student, a.choice FROM answers a JOIN students s ON s.code = a.code "
-                "AND s.student = a.student WHERE a.code = ? AND s.removed_at IS NULL ORDER BY a.step, a.round",
+                "SELECT a.step, a.round, a.student, a.choice, a.answered_at FROM answers a JOIN students s "
+                "ON s.code = a.code AND s.student = a.student WHERE a.code = ? AND s.removed_at IS NULL "
+                "ORDER BY a.step, a.round",
                 (code,)).fetchall()
             steps = {step: StepRecord(rounds, None if accepted is None else json.loads(accepted))
                      for step, rounds, accepted in visits}
@@ -382,8 +383,9 @@ class SqliteStore:
                 return "not_current", current
             if revealed:
                 return "revealed", current
-            self.db.execute("INSERT INTO answers (code, step, student, choice, round) VALUES (?, ?, ?, ?, ?) "
-                            "ON CONFLICT DO UPDATE SET choice = excluded.choice", (code, step, student, choice, round_))
+            self.db.execute("INSERT INTO answers (code, step, student, choice, round, answered_at) VALUES "
+                            "(?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET choice = excluded.choice, "
+                            "answered_at = excluded.answered_at", (code, step, student, choice, round_, now))
             self._touch(code, now)
             return "ok", current
         return await self._run(self._write, answer)
