@@ -81,7 +81,9 @@ def test_two_rounds_then_the_end_asks_and_leaves_a_summary(open_page, server_url
     # Ending asks first, in the page's language; "Keep going" keeps the class.
     teacher.click("#class-end")
     assert visible(teacher, "#class-end-dialog")
-    assert teacher.text_content("#class-end-dialog p") == texts("en")["class_end_confirm"]
+    # It says the server's own period (HP_RESULTS_DAYS: 7 days unless set).
+    said = texts("en")["class_end_confirm"]["other"].replace("{days}", "7")
+    assert teacher.text_content("#class-end-dialog p") == said
     teacher.click("#class-end-no")
     assert not visible(teacher, "#class-end-dialog") and visible(teacher, "#class-teacher")
     teacher.click("#class-end")

@@ -16,7 +16,8 @@
 // minute with one control that removes them all (the answer to a flood). Names are the students' text:
 // they go in through textContent only (dom.js's el), never as markup.
 //
-// The modules: storage.js (this browser's seat and the teacher's class), room.js (the class as this screen has
+// The modules: storage.js (this browser's seat and the teacher's class), past.js (the teacher's ended classes,
+// found again), room.js (the class as this screen has
 // it, and the panel's elements), screens.js (render: the panel drawn from room), session.js (the server, the event
 // stream, joining a class and leaving it), teacher.js and student.js (what each one's buttons do), and this file,
 // which wires them to the page and to the lesson controller's events.
@@ -27,8 +28,10 @@ import { lesson } from "../lesson/controller.js";
 import { KEY_KEY, mySaved, TEACHER_KEY } from "./storage.js";
 import { CODE_SHAPE, linkCode, RECENT_SECONDS, room, serverClock, statusText, stepOf, ui } from "./room.js";
 import { render, renderConnection } from "./screens.js";
-import { begin, call, failed, finish, leave, over } from "./session.js";
-import { downloadResults, moveClass, removeStudents, revealClass, setLock, startClass, voteAgain } from "./teacher.js";
+import { begin, call, failed, finish, leave, openSummary, over } from "./session.js";
+import { askDelete, closeSummary, deleteResults, downloadCsv, moveClass, removeStudents, revealClass, setLock, startClass,
+  voteAgain } from "./teacher.js";
+import { linkedResults, pastClasses } from "./past.js";
 import { join, joinTyped, retryJoin, sendAnswer } from "./student.js";
 
 /**
@@ -89,7 +92,11 @@ export function startClassMode(lessonSteps) {
   ui.joinForm.addEventListener("submit", (event) => { joinTyped(event); });
   ui.reveal.addEventListener("click", () => { lesson.reveal(); });
   ui.again.addEventListener("click", () => { voteAgain(); });
-  ui.end.addEventListener("click", () => { ui.endDialog.showModal(); });
+  ui.end.addEventListener("click", () => {
+    // How long the server keeps the results: its own HP_RESULTS_DAYS, as POST /api/classes said.
+    ui.endText.textContent = tr("class_end_confirm", { days: read(localStorage, TEACHER_KEY)?.results_days ?? 7 });
+    ui.endDialog.showModal();
+  });
   ui.endNo.addEventListener("click", () => { ui.endDialog.close(); });
   ui.endYes.addEventListener("click", () => {
     ui.endDialog.close();
@@ -97,10 +104,25 @@ export function startClassMode(lessonSteps) {
     call("POST", `/${room.code}/end`).then(() => finish(endedCode, endedToken),
       (error) => failed(error, { key: "class_end_failed" }));
   });
-  ui.download.addEventListener("click", () => { downloadResults(); });
-  ui.summaryClose.addEventListener("click", () => {
-    room.summary = null;
-    render();
+  ui.download.addEventListener("click", () => { downloadCsv(room.summary.code, room.summary.token, "results"); });
+  ui.downloadAnswers.addEventListener("click", () => { downloadCsv(room.summary.code, room.summary.token, "answers"); });
+  ui.summaryClose.addEventListener("click", closeSummary);
+  ui.delete.addEventListener("click", () => askDelete(room.summary.code, room.summary.token));
+  ui.deleteNo.addEventListener("click", () => {
+    room.deleting = null;
+    ui.deleteDialog.close();
+  });
+  ui.deleteYes.addEventListener("click", () => {
+    ui.deleteDialog.close();
+    deleteResults();
+  });
+  ui.pastList.addEventListener("click", (event) => {
+    const action = event.target.closest("[data-past]")?.dataset.past;
+    const past = pastClasses().find((c) => c.code === event.target.closest("li")?.dataset.code);
+    if (!action || !past) return;
+    if (action === "summary") openSummary(past.code, past.token);
+    else if (action === "delete") askDelete(past.code, past.token);
+    else downloadCsv(past.code, past.token, action);
   });
   ui.retry.addEventListener("click", () => { retryJoin(); });
   ui.lock.addEventListener("change", () => { setLock(ui.lock.checked); });
@@ -131,12 +153,14 @@ export function startClassMode(lessonSteps) {
   else if (teacher?.code && teacher?.token) begin("teacher", teacher.code, teacher.token);
   else if (student?.code) join(student.code);
   else render();
+  // A results link (past.js): the summary of that ended class, over whatever else the panel shows.
+  if (linkedResults && CODE_SHAPE.test(linkedResults.code)) openSummary(linkedResults.code, linkedResults.token);
 }
 
 /** The language changed: word the panel again. */
 export function redrawClass() {
   if (!ui.panel) return;
-  if (room.role) render();
+  render(); // the list of past classes and a summary too, which show without a class
   if (room.connection) renderConnection();
   if (room.status) ui.status.textContent = statusText(); // its lead and its words, in the new language
 }

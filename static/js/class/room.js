@@ -46,13 +46,24 @@ export const ui = {
   again: $("#class-again"),
   end: $("#class-end"),
   endDialog: $("#class-end-dialog"),
+  endText: $("#class-end-text"),
   endYes: $("#class-end-yes"),
   endNo: $("#class-end-no"),
   summary: $("#class-summary"),
   summaryTitle: $("#class-summary-title"),
   summarySteps: $("#class-summary-steps"),
   download: $("#class-download"),
+  downloadAnswers: $("#class-download-answers"),
   summaryClose: $("#class-summary-close"),
+  summaryKept: $("#class-summary-kept"),
+  summaryLink: $("#class-summary-link"),
+  delete: $("#class-delete"),
+  deleteDialog: $("#class-delete-dialog"),
+  deleteText: $("#class-delete-text"),
+  deleteYes: $("#class-delete-yes"),
+  deleteNo: $("#class-delete-no"),
+  past: $("#class-past"),
+  pastList: $("#class-past-list"),
   retryText: $("#class-retry-text"),
   retry: $("#class-retry"),
   lock: $("#class-lock"),
@@ -82,6 +93,7 @@ export const room = {
   counts: null, // teacher only: {choice: students} at live.step, in its open round
   firstCounts: null, // teacher only: round 1's {choice: students} once the class votes again
   summary: null, // the teacher's ended class: {code, token, results} (GET /results)
+  deleting: null, // the ended class whose results the delete dialog asks about: {code, token}
   students: [], // teacher only: the roster, [{student, name, joined_at, answered}]
   // teacher only: the server's clock when the roster was read (joined_at is the server's), and performance.now()
   // then: the server's clock now is read from both

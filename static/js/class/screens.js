@@ -7,6 +7,7 @@ import { read } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
 import { myAnswer, mySaved, pendingFor, TEACHER_KEY } from "./storage.js";
 import { label, RECENT_SECONDS, room, serverClock, stepOf, ui } from "./room.js";
+import { renderPast, resultsLink, when } from "./past.js";
 
 export function render() {
   show(ui.idle, room.role === null);
@@ -35,6 +36,7 @@ export function render() {
   if (room.role === "student") renderStudent();
   if (room.role === "over" || room.role === "joining") renderOver();
   if (room.summary) renderSummary();
+  renderPast(room.role === null);
 }
 
 /**
@@ -183,7 +185,8 @@ function renderStudent() {
 
 function renderSummary() {
   ui.summaryTitle.textContent = tr("class_summary_title", { code: room.summary.code });
-  const steps = (room.summary.results?.steps ?? []).filter((s) => s.accepted !== null || s.rounds.some((r) => r.answered));
+  const results = room.summary.results;
+  const steps = results?.steps ?? []; // the steps voted on or revealed: the server leaves out the rest
   const rows = steps.map((s) => el("li", { dataset: { step: String(s.step) } }, [
     el("strong", { text: tr("class_summary_step", { n: s.step }) }), " ", tr(`${s.id}_title`),
     el("ul", {}, s.rounds.map((r) => el("li", {
@@ -193,9 +196,12 @@ function renderSummary() {
           share: r.answered ? Math.round((100 * r.right) / r.answered) : 0 }),
     }))),
   ]));
-  if (room.summary.results && !rows.length) rows.push(el("li", { text: tr("class_summary_none") }));
+  if (results && !rows.length) rows.push(el("li", { text: tr("class_summary_none") }));
   ui.summarySteps.replaceChildren(...rows);
-  ui.download.disabled = !room.summary.results;
+  ui.download.disabled = ui.downloadAnswers.disabled = ui.delete.disabled = !results;
+  ui.summaryKept.textContent = results?.kept_until ? tr("class_kept_until", { date: when(results.kept_until) }) : "";
+  show(ui.summaryLink, Boolean(results));
+  ui.summaryLink.href = resultsLink(room.summary.code, room.summary.token);
 }
 
 export function renderConnection() {

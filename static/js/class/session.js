@@ -7,6 +7,7 @@ import { lesson } from "../lesson/controller.js";
 import { ClassRequestError, isOutage, responseError, wording } from "./errors.js";
 import { myPending, mySaved, STUDENT_KEY, TEACHER_KEY, updateSeat } from "./storage.js";
 import { BACK_MS, forLesson, myToken, RETRY_MS, room, statusText, stepOf, ui } from "./room.js";
+import { forgetPast, keepPast, resultsLink } from "./past.js";
 import { render, renderConnection, renderRoster } from "./screens.js";
 
 /** A class request; a failure throws a ClassRequestError (status 0: no answer came). */
@@ -162,6 +163,7 @@ export function refreshCounts() {
   room.countsBusy = true;
   call("GET", `/${room.code}`)
     .then((view) => {
+      if (room.role !== "teacher") return; // a read that crossed the end of the class
       room.live = { ...room.live, ...view };
       room.counts = view.counts ?? null;
       if ((view.round ?? 1) > 1) readFirstRound(view.step);
@@ -169,7 +171,7 @@ export function refreshCounts() {
       room.students = view.students ?? [];
       if (view.now) [room.clock.server, room.clock.at] = [view.now, performance.now()];
       render();
-    }, failed)
+    }, (error) => { if (room.role === "teacher") failed(error); })
     .finally(() => {
       room.countsBusy = false;
       if (room.countsAgain) {
@@ -189,19 +191,45 @@ function readFirstRound(n) {
   }, () => {}); // the counts of round 2 still show; the next event asks again
 }
 
-/** The teacher ended the class (here, or on another of their screens): its summary, then the panel of no class. */
+/**
+ * The teacher ended the class (here, or on another of their screens): kept in this browser's list of past classes
+ * at once (past.js: found again after a reload), then its summary over the panel of no class.
+ */
 export async function finish(endedCode, endedToken) {
   if (room.summary?.code === endedCode) return;
+  const made = read(localStorage, TEACHER_KEY);
+  keepPast({ code: endedCode, token: endedToken, students: room.live?.joined ?? null,
+    resultsDays: made?.code === endedCode ? made.results_days ?? 7 : 7 });
   room.summary = { code: endedCode, token: endedToken, results: null };
   leave(null);
+  await readSummary();
+}
+
+/** An ended class's summary, from the list of past classes or a results link. */
+export async function openSummary(code, token) {
+  room.summary = { code, token, results: null };
+  render();
+  await readSummary();
+}
+
+async function readSummary() {
+  const { code, token } = room.summary;
   try {
-    room.summary.results = await call("GET", `/${endedCode}/results?lang=${document.documentElement.lang || "en"}`,
-      undefined, endedToken);
+    room.summary.results = await call("GET", `/${code}/results?lang=${document.documentElement.lang || "en"}`,
+      undefined, token);
+    if (room.summary?.code !== code) return;
+    keepPast({ code, token, results: room.summary.results });
+    // The address bar holds the results link too, to bookmark (a fragment: no request carries it).
+    history.replaceState(null, "", resultsLink(code, token));
   } catch (error) {
-    say(error, undefined, { key: "class_summary_failed" });
+    if (error.status === 404) {
+      forgetPast(code); // deleted, or past HP_RESULTS_DAYS: gone from the server, so from the list
+      room.summary = null;
+      say("class_past_gone", { code });
+    } else say(error, undefined, { key: "class_summary_failed" });
   }
   render();
-  ui.summary.scrollIntoView({ block: "start" });
+  if (room.summary) ui.summary.scrollIntoView({ block: "start" });
   window.scrollTo(0, 0);
 }
 

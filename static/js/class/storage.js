@@ -3,7 +3,7 @@
 
 import { read, write } from "../shared/storage.js";
 
-// {code, token, join_url, join_urls, teacher_stream, loopback}: only on the teacher's device
+// {code, token, join_url, join_urls, teacher_stream, loopback, results_days}: only on the teacher's device
 export const TEACHER_KEY = "heads-positions.class.teacher";
 
 // {code, token, student, name, answers: {step: choice}, pending: {step, choice} | null}: this browser's seat
@@ -11,6 +11,10 @@ export const TEACHER_KEY = "heads-positions.class.teacher";
 // and an answer not yet received is sent again. {code, ended: true, reason}: the class ended, or the teacher
 // removed this student; the end screen stays.
 export const STUDENT_KEY = "heads-positions.class.student";
+
+// [{code, token, ended_at, kept_until, students, questions}]: the classes this browser's teacher ended, each kept
+// until the server deletes its results (kept_until, seconds since 1970), so they can be found again (past.js).
+export const PAST_KEY = "heads-positions.class.past";
 
 export const KEY_KEY = "heads-positions.class.key"; // HP_TEACHER_KEY as typed, for this tab only (sessionStorage)
 

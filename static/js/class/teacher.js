@@ -1,10 +1,12 @@
-// What the teacher's buttons do: start a class, move, reveal, vote again, lock, remove students, download the
-// results. Each asks the server first and changes the screen once it confirms.
+// What the teacher's buttons do: start a class, move, reveal, vote again, lock, remove students, download an ended
+// class's results and answers, delete them. Each asks the server first and changes the screen once it confirms.
 
 import { el } from "../shared/dom.js";
+import { tr } from "../shared/i18n.js";
 import { write } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
 import { ClassRequestError, responseError } from "./errors.js";
+import { forgetPast } from "./past.js";
 import { TEACHER_KEY, teacherKey } from "./storage.js";
 import { room, ui } from "./room.js";
 import { render } from "./screens.js";
@@ -18,7 +20,7 @@ export async function startClass() {
     const made = await call("POST", "", undefined, null, key ? { "X-Teacher-Key": key } : {});
     write(localStorage, TEACHER_KEY, {
       code: made.code, token: made.teacher_token, join_url: made.join_url, join_urls: made.join_urls,
-      teacher_stream: made.teacher_stream, loopback: made.loopback,
+      teacher_stream: made.teacher_stream, loopback: made.loopback, results_days: made.results_days,
     });
     [room.role, room.code, room.token] = ["teacher", made.code, made.teacher_token];
     // The class starts on the step on the teacher's screen, before any event can move the screen to step 1.
@@ -128,19 +130,50 @@ export async function setLock(locked) {
   }
 }
 
-/** The CSV with the teacher's token (a link sends none): fetched, then saved under the server's file name. */
-export async function downloadResults() {
+/** A CSV file ("results" or "answers") with the teacher's token (a link sends none), saved under its own name. */
+export async function downloadCsv(code, token, file) {
   const lang = document.documentElement.lang || "en";
   try {
-    const response = await fetch(`/api/classes/${room.summary.code}/results.csv?lang=${lang}`,
-      { headers: { Authorization: `Bearer ${room.summary.token}` } });
+    const response = await fetch(`/api/classes/${code}/${file}.csv?lang=${lang}`,
+      { headers: { Authorization: `Bearer ${token}` } });
     if (!response.ok) throw await responseError(response);
     const link = el("a", { attrs: { href: URL.createObjectURL(await response.blob()),
-      download: `class-${room.summary.code}-results.csv` } });
+      download: `class-${code}-${file}.csv` } });
     document.body.append(link);
     link.click();
     link.remove();
   } catch (error) {
     say(error instanceof ClassRequestError ? error : new ClassRequestError(0), undefined, { key: "class_summary_failed" });
   }
+}
+
+/** "Delete now" asks first, naming the class. */
+export function askDelete(code, token) {
+  room.deleting = { code, token };
+  ui.deleteText.textContent = tr("class_delete_confirm", { code });
+  ui.deleteDialog.showModal();
+}
+
+/** The teacher confirmed: the server deletes the results, and the class leaves this browser's list. */
+export async function deleteResults() {
+  const { code, token } = room.deleting;
+  room.deleting = null;
+  try {
+    await call("DELETE", `/${code}`, undefined, token);
+  } catch (error) {
+    if (error.status !== 404) { // 404: already gone from the server
+      say(error, undefined, { key: "class_delete_failed" });
+      return;
+    }
+  }
+  forgetPast(code);
+  if (room.summary?.code === code) closeSummary();
+  render();
+}
+
+/** Back to the lesson: the summary closes, and the address no longer holds its link. */
+export function closeSummary() {
+  room.summary = null;
+  if (location.hash) history.replaceState(null, "", `${location.pathname}${location.search}`);
+  render();
 }
