@@ -48,6 +48,14 @@ def test_french_puts_a_no_break_space_before_colons_and_other_high_marks(kind):
     assert not wrong, wrong
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_choice_inside_a_sentence_is_quoted(lang):
+    """A choice's words read as part of the sentence unless quoted: « Votre réponse Il reste n'est pas encore
+    arrivée » (issue 38). The pending answer's sentence quotes it, as the verdicts' sentences do."""
+    text = load("lesson", lang)["class_mine_pending"]
+    assert re.search(r"[«“「]\s?\{choice\}\s?[»”」]", text), text
+
+
 @pytest.mark.parametrize("kind", FILES)
 def test_every_language_has_the_same_texts(kind):
     keys = {lang: set(load(kind, lang)) for lang in LANGS}

@@ -80,6 +80,15 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
         # Said where the student looks: under the question's button, in the page's language.
         assert texts(locale[:2])[f"pair_choice_{pick}"] in page.text_content("#commit-hint")
     wait_panel(teacher, tools, "answered", str(len(students)))
+    # Peer instruction: while the class votes, the projector says how many answered, not how (issue 38) ...
+    assert not visible(teacher, "#class-spread") and visible(teacher, "#class-spread-held")
+    assert teacher.text_content("#class-counts") == texts("en")["class_counts"].replace(
+        "{joined}", str(len(students))).replace("{answered}", str(len(students)))
+    assert teacher.query_selector("#class-spread li") is None, "the spread is not even in the page"
+    # ... until the teacher chooses to show it: one button, gone once pressed (the room has seen the spread).
+    teacher.click("#class-spread-show")
+    wait_panel(teacher, tools, "spread", "true")
+    assert not visible(teacher, "#class-spread-held") and not visible(teacher, "#class-spread-show")
     for choice in ("same", "different"):
         tools.wait_until(teacher, "([c, n]) => document.querySelector(`#class-spread li[data-choice='${c}']`)"
                                   "?.dataset.count === String(n)", [choice, PICKS.count(choice)],

@@ -58,6 +58,9 @@ def test_two_rounds_then_the_end_asks_and_leaves_a_summary(open_page, server_url
     for locale, page in phones.items():
         vote(page, tools, FIRST[locale])
     first = {c: list(FIRST.values()).count(c) for c in ("same", "different")}
+    wait_panel(teacher, tools, "answered", str(len(FIRST)))
+    assert teacher.query_selector("#class-spread li") is None, "the spread is held back during the first vote"
+    teacher.click("#class-spread-show")
     wait_spread(teacher, tools, first)
     assert visible(teacher, "#class-again") and teacher.text_content("#class-again") == texts("en")["class_again"]
 
@@ -77,6 +80,16 @@ def test_two_rounds_then_the_end_asks_and_leaves_a_summary(open_page, server_url
     tools.screenshot(teacher, "class-teacher-two-rounds")
     teacher.click("#class-reveal")
     wait_panel(teacher, tools, "revealed", "true")
+    # After the reveal the right answer's bar is marked: the choices the server accepted (its results say).
+    accepted = next(s for s in json.loads(results(server_url, code, token))["steps"] if s["step"] == STEP)["accepted"]
+    tools.wait_until(teacher, "(right) => [...document.querySelectorAll('#class-spread li[data-choice]')].every("
+                              "(li) => (li.dataset.right === 'true') === right.includes(li.dataset.choice)"
+                              " && li.classList.contains('is-right') === right.includes(li.dataset.choice))",
+                     accepted, message="the right answer's bar was not marked")
+    marks = teacher.evaluate("() => [...document.querySelectorAll('#class-spread li.is-right .lesson-class__right')]"
+                             ".map((m) => m.getAttribute('aria-label'))")
+    assert marks == [texts("en")["class_right_mark"]] * len(accepted) and accepted
+    assert not visible(teacher, "#class-spread-show"), "after the reveal the spread shows, without a button"
 
     # Ending asks first, in the page's language; "Keep going" keeps the class.
     teacher.click("#class-end")
@@ -155,6 +168,8 @@ def test_the_projector_opens_each_step_at_its_question_after_a_reveal(open_page,
     wait_panel(phone, tools, "step", str(STEP))
     vote(phone, tools, "same")
     wait_panel(teacher, tools, "answered", "1")
+    teacher.click("#class-spread-show")  # the spread, held back while the class votes (issue 38)
+    wait_spread(teacher, tools, {"same": 1, "different": 0})
     assert teacher.evaluate(LETTERS) >= 48, "the code's letters are under 48 px"
     assert min(teacher.evaluate(SIZES)) >= 24, "the class panel's counts and labels are under 24 px"
     # As the teacher in the issue: the presenter's keys (Enter reveals and scrolls to the verdict, → moves on);

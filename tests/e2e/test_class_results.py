@@ -1,15 +1,18 @@
 """Results the teacher finds again (issue 38), in real browsers: the end dialog says how long the server keeps them;
 after "End" and a reload the teacher's page lists the class, and its two CSV files downloaded from the list equal
 the API's; the results link (the token after the #) opens the summary in another browser; "delete now" asks,
-deletes the results on the server, and the class leaves the list."""
+deletes the results on the server, and the class leaves the list; the list and its files outlive a server
+restart."""
 
 import json
+import tempfile
 import urllib.error
 import urllib.request
 
 import pytest
 from class_pages import class_app, start_class, visible, wait_panel
 from class_pages import lesson_texts as texts
+from class_servers import served
 
 pytestmark = pytest.mark.e2e
 
@@ -98,3 +101,35 @@ def test_after_the_end_and_a_reload_the_teacher_finds_the_class_again(open_page,
     teacher.reload()
     teacher.wait_for_selector("[data-class-start]")
     assert teacher.query_selector(row) is None
+
+
+@pytest.mark.slow
+def test_the_list_and_its_files_outlive_a_server_restart(browser, open_page, tools):
+    with tempfile.TemporaryDirectory(prefix="hp-results-") as folder, \
+            served({"HP_DATA_DIR": folder, "HP_CLASSES_PER_HOUR": "1000"}) as server:
+        opener = type(open_page)(browser, server.url)  # pages of this server, checked as open_page's
+        for expected in ("ERR_CONNECTION_REFUSED", "ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE",
+                         "ERR_INCOMPLETE_CHUNKED_ENCODING", "status of 503", "status of 404"):
+            opener.allow(expected)  # the restart, as the pages live through it
+        try:
+            teacher, code, join = start_class(opener, tools, STEP)
+            token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
+            phone = opener(join, width=390, height=844, locale="fr-FR", explorer=False)
+            wait_panel(phone, tools, "step", str(STEP))
+            phone.check("[data-question] input[value='same']")
+            phone.click("[data-commit]")
+            wait_panel(teacher, tools, "answered", "1")
+            teacher.click("#class-end")
+            teacher.click("#class-end-yes")
+            teacher.wait_for_selector(f"#class-summary li[data-step='{STEP}']")
+            server.stop()
+            server.start()
+            teacher.goto(f"{server.url}/lesson?lang=en")
+            row = f"#class-past li[data-code='{code}']"
+            teacher.wait_for_selector(row)
+            for file in ("results", "answers"):
+                status, expected = api(server.url, code, token, f"/{file}.csv?lang=en")
+                assert status == 200 and downloaded(teacher, f"{row} [data-past='{file}']") == expected
+        finally:
+            found = opener.close()
+        assert not found, "the page reported problems:\n" + "\n".join(found)

@@ -87,6 +87,7 @@ def test_a_teacher_sees_who_joined_removes_the_breaker_and_the_flood(open_page, 
     breaker.click("[data-commit]")
     wait_panel(breaker, tools, "mine", "different")
     wait_panel(teacher, tools, "answered", "4")
+    teacher.click("#class-spread-show")  # the spread, held back while the class votes (issue 38)
 
     # The teacher removes the breaker with the control beside the name.
     teacher.click(f"[data-class-names] li[data-student='{view['students'][3]['student']}'] button")

@@ -54,13 +54,17 @@ def test_the_projector_shows_the_class_on_one_1280x720_screen(open_page, tools, 
     student.check("[data-question] input[value='same']")
     student.click("[data-commit]")
     wait_panel(teacher, tools, "answered", "1")
+    assert visible(teacher, "#class-spread-show")
+    teacher.click("#class-spread-show")  # the spread, held back while the class votes (issue 38)
     tools.wait_until(teacher, "() => document.querySelector(\"[data-class-spread] li[data-choice='same']\")"
                               "?.dataset.count === '1'", message="the spread never counted the answer")
     tools.wait_until(teacher, "() => { const qr = document.querySelector('[data-class-qr]');"
                               " return qr.complete && qr.naturalWidth > 0; }", message="the QR code did not load")
     assert teacher.evaluate("() => window.scrollY") == 0, "the teacher never scrolled"
+    # The QR code, or in its place the warning that no phone can open a server on 127.0.0.1 (as this one is).
     for selector in ("#step-question legend, #step-question .lesson-question__prompt, #question-body",
-                     "#question-body input[value='different']", "[data-class-code]", "[data-class-qr]",
+                     "#question-body input[value='different']", "[data-class-code]",
+                     "[data-class-qr]:not([hidden]), #class-phones:not([hidden])",
                      "#class-counts", "[data-class-spread]", "[data-class-reveal]", "#next-step"):
         box = teacher.evaluate(BOX, selector)
         assert box["height"] > 0 and 0 <= box["top"] and box["bottom"] <= 720, f"{selector} is below the fold: {box}"
@@ -140,13 +144,17 @@ def test_a_student_sees_the_end_of_the_class_after_a_reload_too(open_page, tools
 
 def test_a_teacher_on_127_0_0_1_is_told_that_phones_cannot_open_it(open_page, tools):
     """The session server listens on 127.0.0.1 only: the server offers no link a phone could open."""
-    teacher = open_page("/lesson?step=1&lang=fr", locale="fr-FR", explorer=False)
+    teacher = open_page("/lesson?step=1&lang=fr", width=1280, height=720, locale="fr-FR", explorer=False)
     tools.wait_until(teacher, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
     teacher.click("[data-class-start]")
     tools.wait_until(teacher, "() => !document.querySelector('#class-phones').hidden",
                      message="no warning that phones cannot reach 127.0.0.1")
     text = teacher.text_content("#class-phones")
     assert "heads-positions serve --host 0.0.0.0" in text and "127.0.0.1" in text
+    # The warning takes the QR code's place on the projector's first screen; no code leads phones nowhere.
+    assert not visible(teacher, "[data-class-qr]")
+    box = teacher.evaluate(BOX, "#class-phones")
+    assert box["height"] > 0 and 0 <= box["top"] and box["bottom"] <= 720, f"the warning is below the fold: {box}"
 
 
 CREATE = "**/api/classes"
@@ -231,3 +239,29 @@ def test_a_teacher_key_is_sent_when_the_server_asks_for_it(open_page, tools):
     while visible(page, "#class-status") and time.monotonic() < deadline:
         page.wait_for_timeout(100)
     assert not visible(page, "#class-status")
+
+
+PLOTS = """() => [...document.querySelectorAll('#charts .lesson-chart:not([hidden]) .js-plotly-plot .main-svg')]
+  .filter((svg) => svg.getClientRects().length).map((svg) => svg.getBoundingClientRect().right)"""
+
+
+def test_continuing_alone_after_the_end_fits_a_phone(open_page, tools):
+    """The lesson was drawn behind the end screen (hidden: Plotly's 700 px default); "continue alone" brings it back
+    at the phone's width (issue 38)."""
+    teacher, code, join = start_class(open_page, tools, ANSWER_STEP)
+    phone = open_page(join, width=390, height=844, locale="fr-FR", explorer=False)
+    wait_panel(phone, tools, "step", str(ANSWER_STEP))
+    phone.check("[data-question] input[value='same']")
+    phone.click("[data-commit]")
+    wait_panel(phone, tools, "mine", "same")
+    teacher.click("#class-reveal")
+    wait_panel(phone, tools, "revealed", "true")
+    teacher.click("#class-end")
+    teacher.click("#class-end-yes")
+    phone.wait_for_selector("#class-alone", state="visible")
+    phone.click("#class-alone")
+    tools.wait_until(phone, PLOTS, message="no chart was drawn after continuing alone")
+    tools.wait_idle(phone)
+    tools.wait_until(phone, f"() => {{ const r = ({PLOTS})(); return r.length && Math.max(...r) <= 390; }}",
+                     message="a chart reaches past the 390 px phone")
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390

@@ -126,6 +126,10 @@ export function startClassMode(lessonSteps) {
   });
   ui.retry.addEventListener("click", () => { retryJoin(); });
   ui.lock.addEventListener("change", () => { setLock(ui.lock.checked); });
+  ui.spreadShow.addEventListener("click", () => {
+    room.spreadShown = room.live?.step ?? null;
+    render();
+  });
   ui.names.addEventListener("click", (event) => {
     const remove = event.target.closest(".lesson-class__remove");
     if (remove) removeStudents({ student: remove.closest("li").dataset.student });

@@ -41,6 +41,8 @@ export const ui = {
   names: $("#class-names"),
   removeRecent: $("#class-remove-recent"),
   spread: $("#class-spread"),
+  spreadHeld: $("#class-spread-held"),
+  spreadShow: $("#class-spread-show"),
   said: $("#class-said"),
   reveal: $("#class-reveal"),
   again: $("#class-again"),
@@ -92,6 +94,8 @@ export const room = {
   live: null, // the class's last state: {step, revealed, joined, answered, locked, round}
   counts: null, // teacher only: {choice: students} at live.step, in its open round
   firstCounts: null, // teacher only: round 1's {choice: students} once the class votes again
+  spreadShown: null, // teacher only: the step whose spread the teacher showed before its reveal
+  accepted: null, // teacher only: {step, choices} the server accepted at the step's reveal (its bars are marked)
   summary: null, // the teacher's ended class: {code, token, results} (GET /results)
   deleting: null, // the ended class whose results the delete dialog asks about: {code, token}
   students: [], // teacher only: the roster, [{student, name, joined_at, answered}]

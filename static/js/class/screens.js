@@ -77,6 +77,8 @@ function renderLinks() {
   // The host after tr: tr writes numbers as the language does, and 127.0.0.1 is no number (French 127,0).
   fillRich(ui.phones, unreachable ? tr("class_phones_cannot").replace("{host}", location.hostname) : "");
   show(ui.phones, unreachable);
+  // A code no phone can open would only mislead the room: the warning takes its place on the first screen.
+  show(ui.qr, !unreachable);
 }
 
 function renderTeacher() {
@@ -102,9 +104,17 @@ function renderTeacher() {
   const round = room.live.round ?? 1;
   show(ui.again, asked && !room.live.revealed && round < 2);
   ui.panel.dataset.round = String(round);
+  // Peer instruction: while the class votes, how many answered, not how; the spread once the teacher shows it,
+  // or reveals.
+  const shown = room.live.revealed || room.spreadShown === room.live.step;
+  show(ui.spreadShow, asked && !shown);
+  ui.spreadShow.title = tr("class_spread_held"); // why, in the page's language (the held line is for readers)
+  show(ui.spreadHeld, asked && !shown);
+  ui.panel.dataset.spread = asked ? String(shown) : "";
+  const right = room.live.revealed && room.accepted?.step === room.live.step ? room.accepted.choices : [];
   clear(ui.spread);
-  show(ui.spread, asked && room.counts !== null);
-  if (asked && room.counts) {
+  show(ui.spread, asked && shown && room.counts !== null);
+  if (asked && shown && room.counts) {
     // Both rounds side by side once the class voted again: round 1's count, then round 2's with its bar.
     const first = round > 1 ? room.firstCounts : null;
     const most = Math.max(1, ...Object.values(room.counts), ...Object.values(first ?? {}));
@@ -115,8 +125,13 @@ function renderTeacher() {
       bar.style.width = `${(100 * n) / most}%`;
       const was = first ? first[choice] ?? 0 : null;
       const shift = was === null ? String(n) : `${was} → ${n}`;
-      ui.spread.append(el("li", { dataset: { choice, count: String(n), first: was === null ? "" : String(was) } }, [
-        el("span", { className: "lesson-class__choice", text: label(step, choice) }),
+      const isRight = right.includes(choice);
+      // After the reveal the right answer's bar is marked: a colour, and a ✓ that a screen reader names.
+      const mark = isRight ? [el("span", { className: "lesson-class__right", text: "✓ ",
+        attrs: { role: "img", "aria-label": tr("class_right_mark"), title: tr("class_right_mark") } })] : [];
+      ui.spread.append(el("li", { dataset: { choice, count: String(n), first: was === null ? "" : String(was),
+        right: String(isRight) }, className: isRight ? "is-right" : "" }, [
+        el("span", { className: "lesson-class__choice" }, [...mark, label(step, choice)]),
         el("span", { className: "lesson-class__track" }, [bar]),
         el("span", { className: "lesson-class__n", text: shift }),
       ]));

@@ -166,8 +166,9 @@ export function refreshCounts() {
       if (room.role !== "teacher") return; // a read that crossed the end of the class
       room.live = { ...room.live, ...view };
       room.counts = view.counts ?? null;
-      if ((view.round ?? 1) > 1) readFirstRound(view.step);
-      else room.firstCounts = null;
+      if ((view.round ?? 1) === 1) room.firstCounts = null;
+      if (!view.revealed && room.accepted?.step === view.step) room.accepted = null; // the step is asked again
+      if ((view.round ?? 1) > 1 || (view.revealed && room.accepted?.step !== view.step)) readResults(view.step);
       room.students = view.students ?? [];
       if (view.now) [room.clock.server, room.clock.at] = [view.now, performance.now()];
       render();
@@ -181,14 +182,18 @@ export function refreshCounts() {
     });
 }
 
-/** Round 1's counts of the step, from the class's results (the class state carries the open round's only). */
-function readFirstRound(n) {
+/**
+ * What the class state does not carry, from the class's results: round 1's counts once the class votes again (the
+ * state carries the open round's only), and the choices the server accepted at the step's reveal.
+ */
+function readResults(n) {
   call("GET", `/${room.code}/results`).then((results) => {
     const step = results.steps.find((s) => s.step === n);
     if (room.role !== "teacher" || room.live?.step !== n || !step) return;
-    room.firstCounts = step.rounds[0]?.counts ?? null;
+    if ((room.live.round ?? 1) > 1) room.firstCounts = step.rounds[0]?.counts ?? null;
+    if (room.live.revealed && step.accepted) room.accepted = { step: n, choices: step.accepted };
     render();
-  }, () => {}); // the counts of round 2 still show; the next event asks again
+  }, () => {}); // the counts still show; the next event asks again
 }
 
 /**
@@ -276,6 +281,9 @@ export function leave(messageKey) {
   room.live = null;
   lesson.leaveClass();
   render();
+  // The lesson is in view again: charts drawn while the end screen hid it (Plotly's 700 px default) take the
+  // page's width, as Plotly's responsive charts do on a resize.
+  window.dispatchEvent(new Event("resize"));
   say(messageKey);
 }
 
