@@ -148,9 +148,9 @@ def test_train_names_a_state_file_it_cannot_resume_from(capsys, tmp_path):
 
 
 def test_train_says_how_to_rebuild_a_changed_corpus_file(capsys, tmp_path, monkeypatch):
-    import model.corpus
+    import model.poems
 
-    monkeypatch.setattr(model.corpus, "sha256", lambda text: "a changed file")
+    monkeypatch.setattr(model.poems, "sha256", lambda text: "a changed file")
     code, _, err = run(capsys, "train", "--position", "learned", "--out", str(tmp_path / "x.pt"))
     assert code == 2 and "does not match the sha256 in corpus.json; rebuild it with" in err
 
