@@ -185,8 +185,8 @@ COVERED = """() => {
   return hits;
 }"""
 # The explorer's charts with a legend or a colour bar, some of them drawn only when scrolled near.
-EXPLORER_CHARTS = ["residual-with", "residual-without", "sim-rope", "rel-plot", "training-heads",
-                   "training-modes", "length-plot", "depth-plot"]
+EXPLORER_CHARTS = ["residual-with", "residual-without", "sim-rope", "rel-plot", "probe-plot", "speeds-plot",
+                   "training-heads", "training-modes", "length-plot", "depth-plot"]
 
 
 def scroll_through(page, wanted: list[str]) -> None:
@@ -194,6 +194,8 @@ def scroll_through(page, wanted: list[str]) -> None:
     for chart in wanted:
         page.locator(f"#{chart}").scroll_into_view_if_needed()
         page.locator(f"#{chart}.js-plotly-plot").wait_for(state="attached")
+    # A panel whose answer takes seconds (the probe of an untrained model) draws after the others.
+    page.wait_for_function("() => !document.querySelector('section.panel[data-state=\"loading\"]')")
     page.wait_for_timeout(300)  # the last charts' room for the toolbar (one relayout)
 
 

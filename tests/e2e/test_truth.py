@@ -279,6 +279,7 @@ FORBIDDEN = {
 CODE_AND_NAMES = {
     "pos_emb", "qkv", "proj", "RoPE", "softmax", "transpose", "view", "use_position", "False", "GPT", "Llama",
     "Qwen", "NoPos", "Haviv", "JSON", "json", "cos", "sin", "log", "max",
+    "Barbero", "TransformerLens", "hook_z",  # the probe panels cite a paper and name the tool's hook
 }
 ENGLISH = {"the", "and", "with", "without", "layer", "layers", "head", "heads", "query", "key", "keys", "width",
            "loss", "trained", "random", "weights", "failed", "request", "line", "lines", "link", "panel", "shown"}

@@ -36,9 +36,11 @@ async function getJson(path, params, signal) {
 }
 
 export function probeFigure({ trained, untrained }) {
+  // On a phone the untrained line's name leaves out its mode, so the legend stays left of the chart's toolbar.
+  const untrainedName = (m) => (narrowScreen() ? tr("probe_untrained_short", { n: m.n_layer })
+    : tr("probe_untrained", { mode: modeLabel(m.position), n: m.n_layer }));
   const lines = [...trained.map((m) => ({ m, style: MODE_STYLE[m.position], name: modeLabel(m.position) })),
-    ...(untrained ? [{ m: untrained, style: UNTRAINED,
-      name: tr("probe_untrained", { mode: modeLabel(untrained.position), n: untrained.n_layer }) }] : [])];
+    ...(untrained ? [{ m: untrained, style: UNTRAINED, name: untrainedName(untrained) }] : [])];
   const data = lines.map(({ m, style, name }) => {
     const sites = ordered(m.sites);
     return {
