@@ -16,12 +16,15 @@ from starlette.concurrency import run_in_threadpool
 from app.deps import AppSettings, ClassesDep, Events, Limits, Registry, static_dir
 from app.errors import ClassError
 from app.schemas.classes import (
+    Admission,
+    Admitted,
     Answer,
     Answered,
     ClassCode,
     ClassResults,
     ClassView,
     Done,
+    DoorChoice,
     Joined,
     JoinRequest,
     NewClass,
@@ -36,7 +39,7 @@ from app.schemas.compare import ERROR_RESPONSES, ErrorMessage
 from app.schemas.verdicts import VerdictRequest
 from app.services.class_events import event_stream
 from app.services.class_results import ANSWER_COLUMNS, RESULT_COLUMNS, answers_csv, class_results, results_csv
-from app.services.classes import stream_key
+from app.services.classes import join_key_of, stream_key, token_hash
 from app.services.i18n import LANGS
 from app.services.join_links import is_loopback, join_links
 from app.services.lesson import qr_svg
@@ -140,7 +143,7 @@ async def create_class(request: Request, classes: ClassesDep, settings: AppSetti
     """Open a class at step 1. Keep teacher_token secret: it alone moves, reveals, locks, removes and ends."""
     await _may_create(request, settings, limits, x_teacher_key)
     code, token = await classes.create()
-    join_url, urls, loopback = await join_links(request, code)
+    join_url, urls, loopback = await join_links(request, code, join_key_of(token_hash(token)))
     return {"code": code, "teacher_token": token, "join_url": join_url, "join_urls": urls,
             "teacher_stream": stream_key(token), "loopback": loopback, "results_days": settings.results_days}
 
@@ -149,8 +152,9 @@ async def create_class(request: Request, classes: ClassesDep, settings: AppSetti
     s403="teacher_token_wrong: a token that is not the teacher's.", s404=NOT_FOUND, s429=TOO_MANY_MISSES,
     s503=STORE_DOWN))
 async def get_class(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, token: Token):
-    """The class's step, lock, and how many joined and answered; with the teacher's token, also the spread and
-    the roster (a student's token gets the same view as none)."""
+    """The class's step, door, and how many joined and answered; with the teacher's token, also the spread, the
+    roster, who waits at the door, and the wrong codes sent from the class's network in the last minute (a
+    student's token gets the same view as none)."""
     holder = await classes.credential(code, token)
     if holder is None:
         await _without_credential(request, limits)
@@ -158,47 +162,85 @@ async def get_class(request: Request, code: ClassCode, classes: ClassesDep, limi
     if token is not None and holder is None:
         raise ClassError(403, "teacher_token_wrong", "this is not the teacher's token for this class")
     view = {"step": state.step, "round": state.round, "revealed": state.revealed, "joined": state.joined,
-            "answered": state.answered, "locked": state.locked}
+            "answered": state.answered, "door": state.door, "locked": state.locked}
     if holder == "teacher":
         view["counts"] = await classes.counts(code, state)
-        view["students"] = [vars(seat) for seat in await classes.roster(code)]
+        seats = await classes.roster(code)
+        view["students"] = [vars(seat) for seat in seats if not seat.waiting]
+        view["waiting"] = [vars(seat) for seat in seats if seat.waiting]
+        view["wrong_codes"] = await limits.misses.held(await classes.addresses(code) | {address(request)})
         view["now"] = time.time()
     return view
 
 
 @router.post("/{code}/join", response_model=Joined, status_code=201, responses={**_responses(
-    s403="class_locked: the teacher closed joining (a student coming back with their token still gets in); "
-         "student_removed: this token's student was removed by the teacher.",
+    s403="class_locked: the teacher closed the door (a student coming back with their token still gets in); "
+         "student_removed: this token's student was removed (or refused) by the teacher.",
     s404=NOT_FOUND, s409="class_full (ctx: max_students).",
     s422="name_too_long (ctx: max_length), name_control_character.",
     s429=TOO_MANY_MISSES + " Or too_many_joins_from_address: HP_JOINS_PER_MINUTE new students from this address "
                            "(checked and counted at once, across workers).",
-    s503=STORE_DOWN), 200: {"model": Joined, "description": "A student who came back with their own token."}})
+    s503=STORE_DOWN), 200: {"model": Joined, "description": "A student who came back with their own token."},
+    202: {"model": Joined, "description": "The door asks: the student waits (waiting: true) until the teacher "
+                                          "admits them; coming back with the token while waiting is 202 too."}})
 async def join(request: Request, response: Response, code: ClassCode, classes: ClassesDep, limits: Limits,
                token: Token, body: JoinRequest | None = None):
-    """Join the class as a new student (201), with a name for the teacher's roster or one the server gives; or,
-    with Authorization: Bearer <student_token>, come back as the same student (200, with their answers). A token
-    that is not this class's is ignored: a new student."""
-    student = await classes.student(code, token)  # 403 student_removed for a removed student's token
-    if student is not None:
-        response.status_code = 200
+    """Join the class as a new student (201), with a name for the teacher's roster or one the server gives in
+    the phone's language; while the door asks, wait for the teacher (202, waiting: true). Or, with Authorization:
+    Bearer <student_token>, come back as the same student (200, with their answers; 202 while still waiting). A
+    token that is not this class's is ignored: a new student. A removed student's token is refused (403), so the
+    page keeps it: that browser cannot join again as someone new. The join link's key (key) is a credential of
+    the class: such a join is never held by the wrong codes others sent from its address."""
+    body = body or JoinRequest()
+    seat = await classes.student(code, token)  # 403 student_removed for a removed student's token
+    if seat is not None:
+        student, standing = seat
+        response.status_code = 202 if standing == "waiting" else 200
         name = next((seat.name for seat in await classes.roster(code) if seat.student == student), "")
-        return {"student": student, "student_token": token, "name": name,
+        return {"student": student, "student_token": token, "name": name, "waiting": standing == "waiting",
                 "answers": await classes.answers_of(code, student)}
-    await _without_credential(request, limits)
+    if not await classes.holds_join_key(code, body.key):
+        await _without_credential(request, limits)
     await limits.joins.hit(address(request))
-    student, token, name = await _known(request, limits, classes.join(code, body.name if body else None))
-    return {"student": student, "student_token": token, "name": name, "answers": {}}
+    student, token, name, waiting = await _known(request, limits, classes.join(code, body.name, body.lang,
+                                                                               address(request)))
+    if waiting:
+        response.status_code = 202
+    return {"student": student, "student_token": token, "name": name, "waiting": waiting, "answers": {}}
 
 
-@router.post("/{code}/remove", response_model=Removed, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
-                                                                             s503=STORE_DOWN))
+@router.post("/{code}/remove", response_model=Removed, responses=_responses(
+    s403=TEACHER, s404=NOT_FOUND, s409="removal_not_confirmed: more than one student would be removed and names "
+                                       "does not list exactly them (ctx: count, names).", s503=STORE_DOWN))
 async def remove(request: Request, code: ClassCode, body: Removal, classes: ClassesDep, token: Token, limits: Limits):
-    """Teacher only: remove a student, or everyone who joined after a moment. Their tokens get 403
-    student_removed from then on, their answers no longer count in any step, and their phones are told."""
+    """Teacher only: remove a student, some students, everyone who joined after a moment, or everyone waiting at
+    the door (a refusal). More than one needs their names (names), as the page confirmed them. Their tokens get
+    403 student_removed from then on, their answers no longer count in any step, and their phones are told. A
+    removal turns an open door to ask: whoever comes next waits for the teacher."""
     await _as_teacher(request, limits, classes.require_teacher(code, token))
-    students = [body.student] if body.student is not None else None
-    return {"removed": await classes.remove(code, students, body.joined_after)}
+    students = [body.student] if body.student is not None else body.students
+    return {"removed": await classes.remove(code, students, body.joined_after, body.names)}
+
+
+@router.post("/{code}/admit", response_model=Admitted, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
+                                                                             s503=STORE_DOWN))
+async def admit(request: Request, code: ClassCode, body: Admission, classes: ClassesDep, token: Token,
+                limits: Limits):
+    """Teacher only: let a student waiting at the door in, or everyone waiting ({"all": true}). They answer from
+    then on, and their phones are told. To refuse, remove them."""
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
+    return {"admitted": await classes.admit(code, body.student)}
+
+
+@router.post("/{code}/door", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
+                                                                        s503=STORE_DOWN))
+async def door(request: Request, code: ClassCode, body: DoorChoice, classes: ClassesDep, token: Token,
+               limits: Limits):
+    """Teacher only: open, ask or closed. Once the teacher chose, the first reveal leaves the door as it is.
+    Students waiting stay waiting whatever the door: the teacher admits or refuses them."""
+    await _as_teacher(request, limits, classes.require_teacher(code, token))
+    await classes.set_door(code, body.door)
+    return {}
 
 
 @router.post("/{code}/step", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
@@ -240,18 +282,19 @@ async def again(request: Request, code: ClassCode, classes: ClassesDep, token: T
 @router.post("/{code}/lock", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                         s503=STORE_DOWN))
 async def lock(request: Request, code: ClassCode, classes: ClassesDep, token: Token, limits: Limits):
-    """Teacher only: close joining. New students get 403 class_locked; those who joined stay and answer."""
+    """Teacher only: close the door (POST /door {"door": "closed"}). New students get 403 class_locked; those
+    who joined stay and answer."""
     await _as_teacher(request, limits, classes.require_teacher(code, token))
-    await classes.set_locked(code, True)
+    await classes.set_door(code, "closed")
     return {}
 
 
 @router.post("/{code}/unlock", response_model=Done, responses=_responses(s403=TEACHER, s404=NOT_FOUND,
                                                                           s503=STORE_DOWN))
 async def unlock(request: Request, code: ClassCode, classes: ClassesDep, token: Token, limits: Limits):
-    """Teacher only: open joining again."""
+    """Teacher only: open the door (POST /door {"door": "open"})."""
     await _as_teacher(request, limits, classes.require_teacher(code, token))
-    await classes.set_locked(code, False)
+    await classes.set_door(code, "open")
     return {}
 
 
@@ -325,7 +368,7 @@ def _csv(table: bytes, filename: str) -> Response:
 @router.post("/{code}/answers", response_model=Answered, responses=_responses(
     s401="student_token_missing: no Authorization: Bearer <student_token>.",
     s403="student_token_wrong: a token that is not a student's of this class (forged, or another class's); "
-         "student_removed: the teacher removed this student.",
+         "student_removed: the teacher removed this student; waiting_for_teacher: the student waits at the door.",
     s404=NOT_FOUND,
     s409="step_not_current (ctx: step, current), answers_closed (ctx: step), step_without_question (ctx: step).",
     s429=TOO_MANY_MISSES, s503=STORE_DOWN))
@@ -342,11 +385,13 @@ async def answer(request: Request, code: ClassCode, body: Answer, classes: Class
 @router.get("/{code}/events", responses={**_responses(s404=NOT_FOUND, s429=TOO_MANY_MISSES, s503=STORE_DOWN), 200: {
     "content": {"text/event-stream": {}},
     "description": "Server-sent events: the current state at once, then each change, as data: "
-                   '{"step", "round", "revealed", "joined", "answered", "locked"}; once the class is gone, '
+                   '{"step", "round", "revealed", "joined", "answered", "door", "locked"}; once the class is gone, '
                    '{"ended": true} (the teacher ended it) or {"lost": true} (it vanished without an end: the class '
                    'store was emptied, e.g. a Redis restarted without persistence); to a removed student\'s stream, '
-                   '{"removed": true}. While the class store does not answer: `event: outage`; when it does again: '
-                   '`event: back` and the state. A comment at least every 15 s keeps the line open through proxies.'}})
+                   '{"removed": true}; to a student waiting at the door, the state with "waiting": true, and the '
+                   'state without it once admitted. While the class store does not answer: `event: outage`; when it '
+                   'does again: `event: back` and the state. A comment at least every 15 s keeps the line open through '
+                   'proxies.'}})
 async def events(request: Request, code: ClassCode, classes: ClassesDep, broadcaster: Events, settings: AppSettings,
                  limits: Limits,
                  student: Annotated[StudentId | None, Query(
@@ -357,13 +402,13 @@ async def events(request: Request, code: ClassCode, classes: ClassesDep, broadca
                  )] = None):
     """The class's steps and reveals as they happen. A student who reconnects gets the current step first.
     With a student's id of the class or the teacher's stream key, never refused for others' unknown codes."""
-    removed = await classes.member(code, student)
-    if removed is None and not await classes.watches(code, teacher):
+    standing = await classes.member(code, student)
+    if standing is None and not await classes.watches(code, teacher):
         await _without_credential(request, limits)
     state = await _known(request, limits, classes.state(code))
     stream = event_stream(broadcaster, code, state, teacher_view=student is None,
-                          keepalive=settings.class_keepalive_seconds, student=student if removed is not None else None,
-                          removed=bool(removed))
+                          keepalive=settings.class_keepalive_seconds,
+                          student=student if standing is not None else None, standing=standing)
     # no-transform: no proxy may buffer or compress the stream; X-Accel-Buffering: nginx's own switch.
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"})
@@ -375,11 +420,12 @@ qr_router = APIRouter()
 @qr_router.get("/classes/{code}/qr.svg", include_in_schema=False)
 async def join_qr(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits,
                   teacher: Annotated[str | None, Query(max_length=64)] = None):
-    """The class's join link as a QR code for the projector: a link phones can open when there is one. An <img>
-    sends no token, so the teacher's page adds its stream key: never refused for others' unknown codes."""
+    """The class's join link (with its join key) as a QR code for the projector: a link phones can open when there
+    is one. An <img> sends no token, so the teacher's page adds its stream key: never refused for others' unknown
+    codes."""
     if not await classes.watches(code, teacher):
         await _without_credential(request, limits)
     await _known(request, limits, classes.state(code))
-    join_url, urls, _ = await join_links(request, code)
+    join_url, urls, _ = await join_links(request, code, await classes.join_key(code))
     return Response(qr_svg(urls[0] if urls else join_url, code), media_type="image/svg+xml",
                     headers={"Cache-Control": "no-store"})

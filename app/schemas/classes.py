@@ -2,13 +2,14 @@
 
 import re
 import unicodedata
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import Path
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH, STREAM_KEY_CHARS
+from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH, DOORS, JOIN_KEY_CHARS, STREAM_KEY_CHARS
+from app.domain.class_names import ANIMALS
 from app.domain.lesson_steps import STEPS
 
 CODE_PATTERN = f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$"
@@ -58,34 +59,81 @@ def _name(value: str) -> str | None:
 StudentName = Annotated[str, AfterValidator(_name)]
 
 
+DoorState = Literal[DOORS]
+DOOR_TEXT = ("open: new students come in; ask: they wait at the door until the teacher admits them (POST /admit); "
+             "closed: they are refused (403 class_locked)")
+
+
 class NewClassRequest(BaseModel):
     """POST /api/classes takes no field: its body is absent or {}, and any field is refused by name."""
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class JoinRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{"name": "Mei"}]})
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
+        "examples": [{"name": "Mei", "lang": "ja", "key": "0123456789abcdef01234567"}]})
     name: StudentName | None = Field(
         None, description=f"What the teacher's roster shows: at most {NAME_CHARS} characters, trimmed, no control "
                           "characters. Absent or blank: the server gives a name unique in the class, e.g. Otter 3.")
+    lang: Literal[tuple(ANIMALS)] = Field("en", description="The phone's language: a name the server gives is in it "
+                                                            "(e.g. カワウソ 3 in ja).")
+    key: str | None = Field(None, max_length=64, description=f"The class's join key ({JOIN_KEY_CHARS} hex "
+                                                             "characters), which the join link and its QR code "
+                                                             "carry (?key=): a join that holds it is never held by "
+                                                             "the wrong codes others sent from its address.")
 
 
 class Removal(BaseModel):
-    """One of the two: a student, or everyone who joined after a moment (the answer to a flood of joins)."""
+    """One of: a student, some students, everyone who joined after a moment (the answer to a flood of joins), or
+    everyone waiting at the door (a refusal of all). Removing more than one needs their names, as the teacher's
+    page listed them when it asked to confirm."""
     model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"student": "Xq3v8sPz0cL1mN2b"}, {"joined_after": 1767225600.0}]})
-    student: StudentId | None = Field(None, description="One student's id, as the roster lists it.")
+        "examples": [{"student": "Xq3v8sPz0cL1mN2b"}, {"joined_after": 1767225600.0, "names": ["Tom 2", "ゆき 2"]},
+                     {"waiting": True, "names": ["Otter 7", "Otter 8"]}]})
+    student: StudentId | None = Field(None, description="One student's id, as the roster or waiting lists it.")
+    students: list[StudentId] | None = Field(None, min_length=1, max_length=1000,
+                                             description="Several students' ids (needs names).")
     joined_after: float | None = Field(
         None, allow_inf_nan=False,
         description="Seconds since 1970 (as joined_at and now in GET /api/classes/{code}): everyone who joined "
-                    "later is removed.")
+                    "later is removed, waiting or not.")
+    waiting: Literal[True] | None = Field(None, description="true: refuse everyone waiting at the door.")
+    names: list[str] | None = Field(None, max_length=1000, description=(
+        "The names of the students removed, as the teacher confirmed them: needed when more than one is removed. "
+        "If they are not exactly the students chosen (one joined meanwhile), nobody is removed: 409 "
+        "removal_not_confirmed, whose ctx.names lists the students chosen now."))
+
+    @model_validator(mode="after")
+    def one_of_them(self):
+        given = [self.student, self.students, self.joined_after, self.waiting]
+        if sum(value is not None for value in given) != 1:
+            raise PydanticCustomError("removal_one_of", "send one of student (one id), students (ids), joined_after "
+                                                        "(seconds) or waiting (true), not several and not none")
+        return self
+
+
+class Admission(BaseModel):
+    """One of the two: a student waiting at the door, or everyone waiting."""
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"student": "Xq3v8sPz0cL1mN2b"}, {"all": True}]})
+    student: StudentId | None = Field(None, description="One waiting student's id, as the waiting list gives it.")
+    all: Literal[True] | None = Field(None, description="true: admit everyone waiting.")
 
     @model_validator(mode="after")
     def one_of_the_two(self):
-        if (self.student is None) == (self.joined_after is None):
-            raise PydanticCustomError("removal_one_of", "send either student (one id) or joined_after (seconds), "
-                                                        "not both and not neither")
+        if (self.student is None) == (self.all is None):
+            raise PydanticCustomError("admission_one_of", "send either student (one id) or all (true), not both and "
+                                                          "not neither")
         return self
+
+
+class Admitted(BaseModel):
+    admitted: list[str] = Field(description="The students admitted now, in joining order (they answer from now on).")
+
+
+class DoorChoice(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [{"door": "ask"}]})
+    door: DoorState = Field(description=DOOR_TEXT + ".")
 
 
 class Removed(BaseModel):
@@ -99,12 +147,19 @@ class SeatView(BaseModel):
     answered: bool = Field(description="Whether they answered the current step.")
 
 
+class WaitingSeat(BaseModel):
+    student: str = Field(description="The student's id, as admit and remove take it.")
+    name: str = Field(description="The name they gave, or the one the server gave them.")
+    joined_at: float = Field(description="When they came to the door, in seconds since 1970 (server time).")
+
+
 class NewClass(BaseModel):
     code: str = Field(description="What students type to join.")
     teacher_token: str = Field(description="Secret: send it as Authorization: Bearer <token> to lead the class. "
                                            "The server keeps only its hash, so it cannot be shown again.")
     join_url: str = Field(description="The lesson page in this class, at the address the teacher's page used: "
-                                      "/lesson?class=CODE.")
+                                      "/lesson?class=CODE&key=JOIN_KEY (the join key: a phone that opens the link "
+                                      "is never held by wrong codes others sent from its address).")
     join_urls: list[str] = Field(description="Join links a phone can open: join_url itself, or, when the page is on "
                                              "a loopback address of this machine, the link on each of its other "
                                              "addresses where this server answers. Empty: no phone can reach it.")
@@ -125,11 +180,19 @@ class ClassView(BaseModel):
     revealed: bool = Field(description="Whether the teacher revealed the step's answer.")
     joined: int = Field(description="Students who have joined (each holds a student token).")
     answered: int = Field(description="Students who answered the current step.")
-    locked: bool = Field(description="Whether the teacher closed joining: a new student gets 403 class_locked.")
+    door: DoorState = Field(description=DOOR_TEXT + ". Open from the start; the first reveal turns an open door to "
+                                        "ask, unless the teacher chose the door before; a removal does too.")
+    locked: bool = Field(description="Whether the door is closed: a new student gets 403 class_locked.")
     counts: dict[str, int] | None = Field(
         None, description="Teacher only: students per choice at the current step; empty where it asks no question.")
     students: list[SeatView] | None = Field(
-        None, description="Teacher only: the roster, by joining time; removed students are not on it.")
+        None, description="Teacher only: the roster, by joining time; removed and waiting students are not on it.")
+    waiting: list[WaitingSeat] | None = Field(
+        None, description="Teacher only: the students waiting at the door, by joining time.")
+    wrong_codes: int | None = Field(
+        None, description="Teacher only: wrong class codes sent in the last minute from this class's network (the "
+                          "addresses its students joined from, and the teacher's): past HP_JOIN_MISSES_PER_MINUTE "
+                          "from one address, new joins from it without the join link wait a minute.")
     now: float | None = Field(None, description="Teacher only: the server's clock (seconds since 1970), to read "
                                                 "joined_at against, e.g. the joins of the last minute.")
 
@@ -146,6 +209,9 @@ class Joined(BaseModel):
     name: str = Field(description="The name the teacher's roster shows: the one sent, or one the server gave.")
     answers: dict[int, str] = Field(description="This student's answers so far, by step: what a student who comes "
                                                 "back sees as their own.")
+    waiting: bool = Field(False, description="true (status 202): the door asks, and this student waits until the "
+                                             "teacher admits them; their answers get 403 waiting_for_teacher until "
+                                             "then. Their event stream says so, and sends the state once admitted.")
 
 
 class StepMove(BaseModel):

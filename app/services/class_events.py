@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-from app.stores import ClassState, ClassStore
+from app.stores import ClassState, ClassStore, Standing
 
 log = logging.getLogger("heads_positions")
 RETRY_SECONDS = 1.0  # after the store failed (Redis restarting): try again, streams keep their last state
@@ -42,6 +42,11 @@ class Channel:
         self.task: asyncio.Task | None = None
         self.removed: set[str] = set()  # the students the teacher removed, read when state.removed grows
         self.removed_count = 0
+        # The students waiting at the door, read when the counts they move change; None until first read, so a
+        # waiting student's stream does not take an unread set for an admission.
+        self.waiting: set[str] | None = None
+        self.waiting_counts: tuple[int, int, int] | None = None
+        self.waiting_version = -1  # the class's version the set is true for
 
     def publish(self, state: ClassState | None, outage: bool = False, ended: bool = False) -> None:
         self.state = state
@@ -84,6 +89,15 @@ class Broadcaster:
                     if state is not None and state.removed != channel.removed_count:
                         channel.removed = await self.store.removed(code)
                         channel.removed_count = state.removed
+                    # An admission moves a student from waiting to joined, a refusal to removed, a new one at
+                    # the door adds to waiting: the set is read again when any of the three moved.
+                    # Each change of the set moves the three (removed and, without removals, joined only grow),
+                    # so while they stand still the set read before is true for this version too.
+                    if state is not None:
+                        if (state.waiting, state.joined, state.removed) != channel.waiting_counts:
+                            channel.waiting = await self.store.waiting(code)
+                            channel.waiting_counts = (state.waiting, state.joined, state.removed)
+                        channel.waiting_version = state.version
                     if (state is None or channel.state is None or channel.outage
                             or state.version > channel.state.version):
                         channel.publish(state, ended=state is None and await self.store.ended(code))
@@ -158,13 +172,16 @@ class Broadcaster:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _event(state: ClassState | None, ended: bool = True) -> str:
+def _event(state: ClassState | None, ended: bool = True, waiting: bool = False) -> str:
     """The state, or once the class is gone: {"ended": true} when the teacher ended it, {"lost": true} when it
-    vanished without an end (a store emptied by a restart without persistence, or a class expired)."""
+    vanished without an end (a store emptied by a restart without persistence, or a class expired). To a student
+    waiting at the door, the state says "waiting": true."""
     gone = {"ended": True} if ended else {"lost": True}
     data = gone if state is None else {
         "step": state.step, "round": state.round, "revealed": state.revealed, "joined": state.joined,
-        "answered": state.answered, "locked": state.locked}
+        "answered": state.answered, "door": state.door, "locked": state.locked}
+    if waiting and state is not None:
+        data["waiting"] = True
     return f"data: {json.dumps(data)}\n\n"
 
 
@@ -174,15 +191,20 @@ BACK = 'event: back\ndata: {}\n\n'
 
 
 async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, teacher_view: bool,
-                       keepalive: float, student: str | None = None, removed: bool = False) -> AsyncIterator[str]:
+                       keepalive: float, student: str | None = None,
+                       standing: Standing | None = None) -> AsyncIterator[str]:
     """SSE text: the current state at once, then each change. A student's stream sends only a new step, round or
-    reveal; the teacher's view (no student) also sends each new join, answer and lock, to update the counts.
-    The stream of `student` (an id of the class) ends with {"removed": true} once the teacher removes them.
-    Something is sent at least every `keepalive` seconds, whatever wakes the stream in between."""
-    if removed:
+    reveal; the teacher's view (no student) also sends each new join, answer and door, to update the counts.
+    The stream of `student` (an id of the class, `standing` where they stood when it opened) says "waiting" while
+    they wait at the door and sends the state once admitted; it ends with {"removed": true} once the teacher
+    removes (or refuses) them. Something is sent at least every `keepalive` seconds, whatever wakes the stream in
+    between."""
+    if standing == "removed":
         yield f"retry: 1000\n{REMOVED}"
         return
-    yield f"retry: 1000\n{_event(state)}"  # the browser reconnects after 1 s, and lands on the current step
+    waiting = standing == "waiting"
+    # the browser reconnects after 1 s, and lands on the current step
+    yield f"retry: 1000\n{_event(state, waiting=waiting)}"
     sent, outage = state, False
     last_write = time.monotonic()
     async with broadcaster.listen(code, state) as channel:
@@ -194,7 +216,7 @@ async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, t
                 outage = channel.outage
                 text = OUTAGE if outage else BACK
                 if not outage and now is not None:
-                    text += _event(now)
+                    text += _event(now, waiting=waiting)
                     sent = now
             if student is not None and student in channel.removed:
                 yield text + REMOVED
@@ -203,9 +225,12 @@ async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, t
                 if now is None:
                     yield text + _event(None, channel.ended)
                     return
-                if now.version > sent.version and (
-                        teacher_view or (now.step, now.round, now.revealed) != (sent.step, sent.round, sent.revealed)):
-                    text += _event(now)
+                admitted = (waiting and channel.waiting is not None and channel.waiting_version >= state.version
+                            and student not in channel.waiting)
+                if admitted or (now.version > sent.version and (
+                        teacher_view or (now.step, now.round, now.revealed) != (sent.step, sent.round, sent.revealed))):
+                    waiting = waiting and not admitted
+                    text += _event(now, waiting=waiting)
                     sent = now
             if text:
                 yield text

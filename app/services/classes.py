@@ -1,8 +1,9 @@
 """Class mode: the teacher leads the guided lesson on every student's screen (peer instruction).
 
 The rules live here, in front of whichever store holds the classes (app/stores): only the teacher's
-token moves, reveals, locks, ends and removes students; only a student's token (from joining, and not
-removed) answers, and only the current step's question, with one of its choices, until the reveal. Plain
+token moves, reveals, keeps the door, admits, ends and removes students; only a student's token (from joining,
+admitted, and not removed) answers, and only the current step's question, with one of its choices, until the
+reveal. Plain
 data in, plain data out; ClassError carries the HTTP status, a machine-readable type and its values (ctx),
 so a page words it in its language.
 """
@@ -14,20 +15,17 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 
-from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH, STREAM_KEY_CHARS
+from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH, JOIN_KEY_CHARS, STREAM_KEY_CHARS
+from app.domain.class_names import ANIMALS
 from app.domain.lesson_steps import STEPS
 from app.errors import ClassError, InputError
 from app.services.verdicts import JUDGED_STEPS
-from app.stores import ClassRecord, ClassState, ClassStore, Seat
+from app.stores import ClassRecord, ClassState, ClassStore, Door, Seat, Standing
 
 log = logging.getLogger("heads_positions")
 
 TOKEN_BYTES = 32  # 256 bits; the store keeps only its sha256
 STUDENT_ID_BYTES = 12  # 16 base64url characters: names a student in the store, grants nothing
-# A student who gives no name is "{animal} {n}", n their place in the joining order: short, friendly, unique,
-# and the same word in every language's roster (a name is the student's, not the page's to translate).
-ANIMALS = ("Otter", "Panda", "Heron", "Lynx", "Koala", "Gecko", "Puffin", "Badger", "Ibis", "Marten", "Tapir",
-           "Wombat", "Falcon", "Bison", "Crane", "Dingo")
 MAX_ROUNDS = 2  # peer instruction: vote, talk to a neighbour, vote again (app/stores/redis.py lists as many keys)
 STORE_RETRY_SECONDS = 2  # Retry-After of a 503 while the class store does not answer
 
@@ -46,6 +44,13 @@ def stream_key(token: str) -> str:
     """What the teacher's page puts in its event stream's URL instead of the token (EventSource sends no
     header, and a URL lands in logs): 128 bits of the token's hash, which grant nothing but the stream."""
     return token_hash(token)[:STREAM_KEY_CHARS]
+
+
+def join_key_of(stored_hash: str) -> str:
+    """The class's join key, which its join link and QR code carry: a join that holds it is never held by the
+    wrong codes others sent from its address. Derived from the teacher token's hash (HMAC), so nothing more is
+    stored, and the stream key (the hash's first half) does not give it."""
+    return hmac.new(stored_hash.encode(), b"join", hashlib.sha256).hexdigest()[:JOIN_KEY_CHARS]
 
 
 def step_choices(step: int) -> list[str] | None:
@@ -148,8 +153,22 @@ class Classes:
         _check(code, outcome)
         return round_
 
-    async def set_locked(self, code: str, locked: bool) -> None:
-        _check(code, await self.ask(self.store.set_locked(code, locked, time.time())))
+    async def set_door(self, code: str, door: Door) -> None:
+        _check(code, await self.ask(self.store.set_door(code, door, time.time())))
+
+    async def join_key(self, code: str) -> str | None:
+        """The class's join key, or None for no class."""
+        stored = await self.ask(self.store.token_hash(code, time.time()))
+        return None if stored is None else join_key_of(stored)
+
+    async def holds_join_key(self, code: str, key: str | None) -> bool:
+        if key is None:
+            return False
+        expected = await self.join_key(code)
+        return expected is not None and hmac.compare_digest(expected, key)
+
+    async def addresses(self, code: str) -> set[str]:
+        return await self.ask(self.store.addresses(code))
 
     async def end(self, code: str) -> None:
         _check(code, await self.ask(self.store.end(code, time.time())))
@@ -176,33 +195,45 @@ class Classes:
                                                    "then delete its results", {"code": code})
         _check(code, outcome)
 
-    async def seat(self, code: str, token: str | None) -> tuple[str, bool] | None:
-        """(student, removed) whose token this is, or None (no token, or not one of this class's)."""
+    async def seat(self, code: str, token: str | None) -> tuple[str, Standing] | None:
+        """(student, where they stand) whose token this is, or None (no token, or not one of this class's)."""
         if token is None:
             return None
         return await self.ask(self.store.student(code, token_hash(token), time.time()))
 
-    async def student(self, code: str, token: str | None) -> str | None:
-        """The student whose token this is, or None; 403 student_removed if the teacher removed them."""
+    async def student(self, code: str, token: str | None) -> tuple[str, Standing] | None:
+        """(student, "in" or "waiting") whose token this is, or None; 403 student_removed if the teacher removed
+        (or refused) them."""
         seat = await self.seat(code, token)
-        if seat is not None and seat[1]:
+        if seat is not None and seat[1] == "removed":
             raise removed_error(code)
-        return seat[0] if seat else None
+        return seat
 
-    async def join(self, code: str, name: str | None = None) -> tuple[str, str, str]:
-        """A new student: (student id, student token, name). name None: the server gives one."""
+    async def join(self, code: str, name: str | None = None, lang: str = "en",
+                   address: str = "?") -> tuple[str, str, str, bool]:
+        """A new student: (student id, student token, name, waiting). name None: the server gives one, in `lang`.
+        waiting: the door asks, and the student waits until the teacher admits them."""
         student = secrets.token_urlsafe(STUDENT_ID_BYTES)
         token = secrets.token_urlsafe(TOKEN_BYTES)
         outcome, given = await self.ask(self.store.join(code, student, token_hash(token), name,
-                                                         secrets.choice(ANIMALS), time.time(), self.max_students))
+                                                         secrets.choice(ANIMALS[lang]), address, time.time(),
+                                                         self.max_students))
         if outcome == "locked":
             raise ClassError(403, "class_locked",
-                             "this class is closed to new students: the teacher has locked joining")
-        _check(code, outcome, self.max_students)
-        return student, token, given
+                             "this class is closed to new students: the teacher has closed the door")
+        if outcome != "waiting":
+            _check(code, outcome, self.max_students)
+        return student, token, given, outcome == "waiting"
 
-    async def member(self, code: str, student: str | None) -> bool | None:
-        """Whether this student of the class was removed, or None: no such student or class."""
+    async def admit(self, code: str, student: str | None) -> list[str]:
+        """Let a waiting student in (None: everyone waiting): the ids admitted now."""
+        admitted = await self.ask(self.store.admit(code, None if student is None else [student], time.time()))
+        if admitted is None:
+            raise missing(code)
+        return admitted
+
+    async def member(self, code: str, student: str | None) -> Standing | None:
+        """Where this student of the class stands, or None: no such student or class."""
         if student is None:
             return None
         return await self.ask(self.store.member(code, student, time.time()))
@@ -227,9 +258,25 @@ class Classes:
     async def roster(self, code: str) -> list[Seat]:
         return await self.ask(self.store.roster(code, time.time()))
 
-    async def remove(self, code: str, students: list[str] | None, joined_after: float | None) -> list[str]:
-        """Remove students (or all who joined after a moment): the ids removed now."""
-        gone = await self.ask(self.store.remove(code, students, joined_after, time.time()))
+    async def remove(self, code: str, students: list[str] | None = None, joined_after: float | None = None,
+                     names: list[str] | None = None) -> list[str]:
+        """Remove the students given, or all who joined after a moment, or all waiting at the door (a refusal):
+        the ids removed now (neither students nor joined_after: everyone waiting). Removing more than one needs
+        their names in `names`, as the teacher's page listed them when it asked (409 removal_not_confirmed names
+        them otherwise): exactly those are removed, and a student who joined meanwhile is not removed unseen."""
+        seats = await self.roster(code)
+        if students is not None:
+            chosen = [seat for seat in seats if seat.student in set(students)]
+        elif joined_after is not None:
+            chosen = [seat for seat in seats if seat.joined_at > joined_after]
+        else:
+            chosen = [seat for seat in seats if seat.waiting]  # waiting: the refusal of everyone at the door
+        listed = [seat.name for seat in chosen]
+        if len(chosen) > 1 and sorted(names or []) != sorted(listed):
+            raise ClassError(409, "removal_not_confirmed",
+                             f"this removes {len(chosen)} students: send their names in names, as the teacher "
+                             f"confirmed them ({', '.join(listed)[:400]})", {"count": len(chosen), "names": listed})
+        gone = await self.ask(self.store.remove(code, [seat.student for seat in chosen], time.time()))
         if gone is None:
             raise missing(code)
         return gone
@@ -243,11 +290,14 @@ class Classes:
             raise ClassError(401, "student_token_missing",
                              "join the class first (POST /api/classes/{code}/join), then send its student_token "
                              "as Authorization: Bearer <student_token>")
-        student = await self.student(code, token)
-        if student is None:
+        seat = await self.student(code, token)
+        if seat is None:
             await self.state(code)  # 404 if the class itself is gone
             raise ClassError(403, "student_token_wrong",
                              "this token is not a student's of this class: join it again")
+        student, standing = seat
+        if standing == "waiting":
+            raise waiting_error(code)
         choices = step_choices(step)
         if choices is None:
             raise ClassError(409, "step_without_question", f"step {step} asks no question to answer in class",
@@ -259,6 +309,8 @@ class Classes:
         outcome, current = await self.ask(self.store.answer(code, student, step, choice, time.time()))
         if outcome == "removed":  # removed between the token's check and the write
             raise removed_error(code)
+        if outcome == "waiting":
+            raise waiting_error(code)
         if outcome == "not_current":
             raise ClassError(409, "step_not_current",
                              f"step {step} is not the class's current step: the class is at step {current}",
@@ -275,6 +327,12 @@ class Classes:
 
 def removed_error(code: str) -> ClassError:
     return ClassError(403, "student_removed", f"the teacher removed this student from class {code}",
+                      {"code": code})
+
+
+def waiting_error(code: str) -> ClassError:
+    return ClassError(403, "waiting_for_teacher",
+                      f"this student waits at the door of class {code}: the teacher has not admitted them yet",
                       {"code": code})
 
 

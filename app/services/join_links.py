@@ -66,13 +66,14 @@ async def _answers(address: str, port: int) -> bool:
     return True
 
 
-async def join_links(request: Request, code: str) -> tuple[str, list[str], bool]:
-    """(join_url as the page sees it, links phones can open, whether the page is on a loopback address).
+async def join_links(request: Request, code: str, key: str) -> tuple[str, list[str], bool]:
+    """(join_url as the page sees it, links phones can open, whether the page is on a loopback address). Each
+    link carries the class's join key (`key`), so a phone that opens it is never held by wrong codes.
 
     The links are join_url itself unless the page is on loopback. Then: only when the request came over
     loopback too (the teacher's browser is on this machine, not in front of a container's port mapping),
     one link per address of this machine on which this server's port answers."""
-    page_url = request.url_for("lesson_page").include_query_params(**{"class": code})
+    page_url = request.url_for("lesson_page").include_query_params(**{"class": code, "key": key})
     join_url = str(page_url)
     if not is_loopback(page_url.hostname):
         return join_url, [join_url], False

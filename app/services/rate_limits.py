@@ -61,17 +61,24 @@ class RateLimit:
         """Count one event for `who` whatever the window holds (a miss already answered)."""
         await self.ask(self.store.note(self._key(who), self.window, time.time()))
 
+    async def held(self, whos: set[str]) -> int:
+        """The events of all `whos` in the window (the wrong codes sent from a class's network)."""
+        return await self.ask(self.store.held([self._key(who) for who in sorted(whos)], self.window, time.time()))
+
 
 class ClassLimits:
     """The limits of class mode and of the API, by whom they slow (docs/class-mode.md has the model):
-    - misses: unknown codes per address; only requests that hold no credential of the class are checked;
+    - misses: unknown codes per address; only requests that hold no credential of the class are checked (a
+      join through the class's link holds its join key);
     - joins: new students per address, checked and counted at once (a burst passes at most `limit`);
     - creations: classes started per address and hour; loopback and teacher-key holders are not counted;
     - requests: HP_RATE_LIMIT_PER_MINUTE, every /api request per address (off by default)."""
 
     def __init__(self, store: ClassStore, ask, settings):
         self.misses = RateLimit(store, ask, "miss", settings.join_misses_per_minute, 60.0, "too_many_unknown_codes",
-                                "too many unknown class codes from this address: wait {wait} and check the code")
+                                "wrong class codes sent from this network hold new joins for a minute (not your "
+                                "code's fault): wait {wait}, or open the class's join link or QR code, which is "
+                                "never held")
         self.joins = RateLimit(store, ask, "join", settings.joins_per_minute, 60.0, "too_many_joins_from_address",
                                "{limit} new students joined from this address in the last minute "
                                "(HP_JOINS_PER_MINUTE): wait {wait}")

@@ -19,10 +19,18 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from app.domain.class_codes import DOORS
+
 # What a change attempt came to. "missing": no such class (never made, ended, or idle too long);
-# "locked": the teacher closed joining; "removed": the teacher removed this student.
+# "locked": the teacher closed the door; "waiting": the door asks, and this student waits for the teacher;
+# "removed": the teacher removed (or refused) this student.
 # "running": the class has not ended (its record cannot be deleted yet).
-Outcome = Literal["ok", "missing", "full", "not_current", "revealed", "locked", "removed", "running"]
+Outcome = Literal["ok", "missing", "full", "not_current", "revealed", "locked", "waiting", "removed", "running"]
+# The class's door (app.domain.class_codes.DOORS). Open from the start; the first reveal turns an open door to
+# "ask" unless the teacher chose the door before; a removal turns an open door to "ask" too (docs/class-mode.md).
+Door = Literal[DOORS]
+# Where a student stands: "in" (admitted), "waiting" (for the teacher, the door asked), "removed".
+Standing = Literal["in", "waiting", "removed"]
 
 
 @dataclass(frozen=True)
@@ -37,21 +45,29 @@ class Lifetimes:
 class ClassState:
     step: int  # 1-based, as /lesson?step=N
     revealed: bool
-    joined: int  # students in the class (joined with a token, not removed)
+    joined: int  # students in the class (joined with a token, admitted, not removed)
     answered: int  # students with an answer at the current step
     version: int
-    locked: bool = False  # the teacher closed joining
+    door: Door = "open"
     removed: int = 0  # students the teacher removed: their streams are told when it grows
     round: int = 1  # the vote open at this step: 1, or 2 after the teacher asked the class to vote again
+    waiting: int = 0  # students waiting for the teacher at the door: their streams are told when they are admitted
+
+    @property
+    def locked(self) -> bool:
+        """The door is closed (the API's `locked`, from before the door had three states)."""
+        return self.door == "closed"
 
 
 @dataclass(frozen=True)
 class Seat:
-    """One student on the roster. joined_at: wall-clock seconds; answered: at the current step."""
+    """One student on the roster. joined_at: wall-clock seconds; answered: at the current step; waiting: at the
+    door, not admitted yet."""
     student: str
     name: str
     joined_at: float
     answered: bool
+    waiting: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,7 +82,7 @@ class ClassRecord:
     token_hash: str
     ended_at: float | None  # wall-clock seconds; None while the class runs
     steps: dict[int, StepRecord]  # every step the class visited
-    students: dict[str, str]  # student -> name, by joining time; removed students are not here
+    students: dict[str, str]  # student -> name, by joining time; removed and waiting students are not here
     # (step, round, student, choice, answered_at) of the students above; answered_at: wall-clock seconds of the
     # answer kept (the last change), None for an answer kept before the stores noted the time.
     answers: list[tuple[int, int, str, str, float | None]]
@@ -87,13 +103,15 @@ class ClassStore(Protocol):
         """Move to `step` and hide its reveal again, at round 1; the step joins the class's record."""
 
     async def reveal(self, code: str, accepted: list[str] | None, now: float) -> Outcome:
-        """Reveal the current step and keep `accepted` (the verdict's right choices) with its record."""
+        """Reveal the current step and keep `accepted` (the verdict's right choices) with its record. The class's
+        first reveal turns an open door to "ask", unless the teacher chose the door before."""
 
     async def again(self, code: str, max_rounds: int, now: float) -> tuple[Outcome, int]:
         """Close the current step's vote and open the next round: ("ok", the new round), or "revealed" (the
         reveal closed the last round), "full" (max_rounds reached) or "missing"."""
 
-    async def set_locked(self, code: str, locked: bool, now: float) -> Outcome: ...
+    async def set_door(self, code: str, door: Door, now: float) -> Outcome:
+        """The teacher's choice of door: from then on the first reveal leaves it as it is."""
 
     async def end(self, code: str, now: float) -> Outcome:
         """Close the class: every token but the teacher's results stop working; its record stays readable
@@ -109,29 +127,39 @@ class ClassStore(Protocol):
     async def delete(self, code: str, now: float) -> Outcome:
         """Delete an ended class's record at once: "ok", "running" (not ended: nothing deleted) or "missing"."""
 
-    async def join(self, code: str, student: str, token_hash: str, name: str | None, animal: str, now: float,
-                   max_students: int) -> tuple[Outcome, str]:
-        """A new student with its token's hash: ("ok", their name), or "missing", "full" or "locked". Without
-        a name, "{animal} {n}": n is the class's join count, raised until no student has that name. A name another
-        student of the class has (or had) becomes "{name} 2", "{name} 3"...: the teacher tells them apart."""
+    async def join(self, code: str, student: str, token_hash: str, name: str | None, animal: str, address: str,
+                   now: float, max_students: int) -> tuple[Outcome, str]:
+        """A new student with its token's hash, joining from `address`: ("ok", their name), ("waiting", their
+        name) when the door asks, or "missing", "full" (students and waiting ones count) or "locked" (the door is
+        closed). Without a name, "{animal} {n}": n is the class's join count, raised until no student has that
+        name. A name another student of the class has (or had) becomes "{name} 2", "{name} 3"...: the teacher
+        tells them apart."""
 
-    async def student(self, code: str, token_hash: str, now: float) -> tuple[str, bool] | None:
-        """(student, removed) for this class's token with this hash, or None."""
+    async def student(self, code: str, token_hash: str, now: float) -> tuple[str, Standing] | None:
+        """(student, where they stand) for this class's token with this hash, or None."""
 
-    async def member(self, code: str, student: str, now: float) -> bool | None:
-        """Whether the teacher removed this student of the class, or None: no such student (or class)."""
+    async def member(self, code: str, student: str, now: float) -> Standing | None:
+        """Where this student of the class stands, or None: no such student (or class)."""
 
     async def roster(self, code: str, now: float) -> list[Seat]:
-        """The students not removed, by joining time."""
+        """The students not removed, waiting ones included (Seat.waiting), by joining time."""
 
-    async def remove(self, code: str, students: list[str] | None, joined_after: float | None,
-                     now: float) -> list[str] | None:
-        """Remove the given students, or all who joined after `joined_after`, in one atomic step: their tokens
-        are refused from then on and their answers, in every step (and round), are deleted with them, so no
-        tally counts them. The ids removed (not those removed before), or None for no class."""
+    async def admit(self, code: str, students: list[str] | None, now: float) -> list[str] | None:
+        """Let waiting students in (None: everyone waiting): the ids admitted now, or None for no class."""
+
+    async def remove(self, code: str, students: list[str], now: float) -> list[str] | None:
+        """Remove the given students (admitted or waiting) in one atomic step: their tokens are refused from then
+        on and their answers, in every step (and round), are deleted with them, so no tally counts them. A
+        removal turns an open door to "ask". The ids removed (not those removed before), or None for no class."""
+
+    async def addresses(self, code: str) -> set[str]:
+        """The addresses the class's students joined from (the network the wrong-code count reads)."""
 
     async def removed(self, code: str) -> set[str]:
         """The students the teacher removed."""
+
+    async def waiting(self, code: str) -> set[str]:
+        """The students waiting at the door."""
 
     async def answer(self, code: str, student: str, step: int, choice: str, now: float) -> tuple[Outcome, int]:
         """Keep `choice` as the student's answer in the open round if `step` is current and not revealed; a later
@@ -153,6 +181,9 @@ class ClassStore(Protocol):
 
     async def note(self, key: str, window: float, now: float) -> None:
         """Count one event of `key`, whatever its window holds."""
+
+    async def held(self, keys: list[str], window: float, now: float) -> int:
+        """The events of all `keys` in the last `window` seconds."""
 
     def changes(self, code: str) -> AsyncIterator[None]:
         """Yields once at once, then whenever the class may have changed; ends when it is gone."""

@@ -2,18 +2,19 @@
 published on the class's channel, which each replica's one watcher per class listens to.
 
 Every change is a Lua script, so its check and its write are one atomic step on the Redis server.
-Keys, for class CODE: hp:class:CODE (hash: token_hash, step, revealed, version, locked),
-hp:class:CODE:tokens (hash: student token's sha256 -> student), hp:class:CODE:students (hash: student ->
-name), hp:class:CODE:joined (sorted set: student -> when they joined), hp:class:CODE:removed (hash:
-student -> when the teacher removed them), hp:class:CODE:a:STEP (hash: student -> choice in round 1;
-hp:class:CODE:a:STEP:2 in round 2), hp:class:CODE:times (hash: STEP:ROUND:student -> when the answer kept
-was sent), hp:class:CODE:steps (hash: each step visited -> its rounds, and STEP:accepted -> the verdict's
-right choices as JSON, kept at the reveal), hp:classes (sorted set: code -> when it expires, to count open
-classes), and the channel hp:class:CODE:events. Every key of a class expires after its lifetime: the idle
-time once a student joined, the shorter unjoined time before. "end" renames every key of the class to
-hp:ended:CODE..., kept for the results' lifetime (HP_RESULTS_DAYS) or until the teacher deletes them: the
-record the teacher reads, and the sign that the class ended rather than vanished. A rate limit's window is
-hp:hits:KEY (sorted set of event times), which expires with its window.
+Keys, for class CODE: hp:class:CODE (hash: token_hash, step, revealed, version, door, door_chosen),
+hp:class:CODE:tokens (hash: student token's sha256 -> student), hp:class:CODE:students (hash: student -> name),
+hp:class:CODE:joined (sorted set: student -> when they joined), hp:class:CODE:removed (hash: student -> when the
+teacher removed them), hp:class:CODE:waiting (hash: student -> when they came to the door, while they wait),
+hp:class:CODE:addresses (set: the addresses students joined from, dropped at the end), hp:class:CODE:a:STEP (hash:
+student -> choice in round 1; hp:class:CODE:a:STEP:2 in round 2), hp:class:CODE:times (hash: STEP:ROUND:student ->
+when the answer kept was sent), hp:class:CODE:steps (hash: each step visited -> its rounds, and STEP:accepted -> the
+verdict's right choices as JSON, kept at the reveal), hp:classes (sorted set: code -> when it expires, to count open
+classes), and the channel hp:class:CODE:events. Every key of a class expires after its lifetime: the idle time once
+a student joined, the shorter unjoined time before. "end" renames every key of the class to hp:ended:CODE..., kept
+for the results' lifetime (HP_RESULTS_DAYS) or until the teacher deletes them: the record the teacher reads, and the
+sign that the class ended rather than vanished. A rate limit's window is hp:hits:KEY (sorted set of event times),
+which expires with its window.
 """
 
 import asyncio
@@ -40,7 +41,7 @@ SUBSCRIPTIONS = 10_000  # one per class watched in this process, at most HP_MAX_
 # lifetime before anyone joined.
 # Every key of a class but its hash; the answers' keys are named by answers_at() alone (round 1's keep the name
 # they had before rounds).
-PARTS = "{':tokens', ':students', ':joined', ':removed', ':steps', ':times'}"
+PARTS = "{':tokens', ':students', ':joined', ':removed', ':steps', ':times', ':waiting', ':addresses'}"
 KEYS_OF = f"""
 local prefix = KEYS[1]
 local function answers_at(step, round)
@@ -63,6 +64,13 @@ local function class_keys()
   for _, part in ipairs({PARTS}) do keys[#keys + 1] = prefix .. part end
   return keys
 end
+-- The door; a class from before the door had three states kept a lock instead ('locked' = '1': closed).
+local function door_of()
+  local door, locked = unpack(redis.call('HMGET', prefix, 'door', 'locked'))
+  if door then return door end
+  if locked == '1' then return 'closed' end
+  return 'open'
+end
 """
 TOUCH = KEYS_OF + f"""
 local function touch()
@@ -82,7 +90,8 @@ redis.call('ZREMRANGEBYSCORE', '{LIVE}', '-inf', now)
 if redis.call('ZCARD', '{LIVE}') >= tonumber(ARGV[4]) then return 'full' end
 if redis.call('EXISTS', prefix) == 1 then return 'missing' end
 if redis.call('EXISTS', 'hp:ended:' .. string.sub(prefix, 10)) == 1 then return 'missing' end
-redis.call('HSET', prefix, 'token_hash', ARGV[5], 'step', ARGV[6], 'revealed', 0, 'version', 0, 'locked', 0)
+redis.call('HSET', prefix, 'token_hash', ARGV[5], 'step', ARGV[6], 'revealed', 0, 'version', 0, 'door', 'open',
+           'door_chosen', 0)
 redis.call('HSET', prefix .. ':steps', ARGV[6], 1)
 touch()
 return 'ok'
@@ -106,6 +115,11 @@ return 'ok'
 REVEAL = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return 'missing' end
 redis.call('HSET', prefix, 'revealed', 1)
+-- The first reveal: latecomers are no longer usual, so an open door asks (unless the teacher chose it).
+if redis.call('HGET', prefix, 'door_chosen') ~= '1' and door_of() == 'open' then
+  redis.call('HSET', prefix, 'door', 'ask')
+end
+redis.call('HSET', prefix, 'door_chosen', 1)
 local accepted = redis.call('HGET', prefix, 'step') .. ':accepted'
 if ARGV[4] == '' then redis.call('HDEL', prefix .. ':steps', accepted)
 else redis.call('HSET', prefix .. ':steps', accepted, ARGV[4]) end
@@ -123,11 +137,12 @@ redis.call('HSET', prefix .. ':steps', redis.call('HGET', prefix, 'step'), round
 touch()
 return {'ok', round + 1}
 """
-# ARGV[4] student, ARGV[5] token hash, ARGV[6] max students, ARGV[7] name ('' for none), ARGV[8] animal.
-# Returns {outcome, name}.
+# ARGV[4] student, ARGV[5] token hash, ARGV[6] max students, ARGV[7] name ('' for none), ARGV[8] animal,
+# ARGV[9] the address. Returns {outcome, name}.
 JOIN = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return {'missing', ''} end
-if redis.call('HGET', prefix, 'locked') == '1' then return {'locked', ''} end
+local door = door_of()
+if door == 'closed' then return {'locked', ''} end
 local ever = redis.call('HLEN', prefix .. ':tokens')
 if ever - redis.call('HLEN', prefix .. ':removed') >= tonumber(ARGV[6]) then return {'full', ''} end
 local taken = {}
@@ -145,34 +160,48 @@ end
 redis.call('HSET', prefix .. ':tokens', ARGV[5], ARGV[4])
 redis.call('HSET', prefix .. ':students', ARGV[4], name)
 redis.call('ZADD', prefix .. ':joined', ARGV[1], ARGV[4])
+redis.call('SADD', prefix .. ':addresses', ARGV[9])
+if door == 'ask' then redis.call('HSET', prefix .. ':waiting', ARGV[4], ARGV[1]) end
 touch()
+if door == 'ask' then return {'waiting', name} end
 return {'ok', name}
 """
-# ARGV[4] 'after' or 'ids', ARGV[5] joined after (seconds), ARGV[6...] the students. Returns the ids removed,
-# or false for no class.
+# ARGV[4...] the students. Returns the ids removed, or false for no class.
 REMOVE = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return false end
-local chosen = {}
-if ARGV[4] == 'after' then
-  chosen = redis.call('ZRANGEBYSCORE', prefix .. ':joined', '(' .. ARGV[5], '+inf')
-else
-  for i = 6, #ARGV do
-    if redis.call('HEXISTS', prefix .. ':students', ARGV[i]) == 1 then chosen[#chosen + 1] = ARGV[i] end
-  end
-end
 local gone = {}
-for _, student in ipairs(chosen) do
-  if redis.call('HSETNX', prefix .. ':removed', student, ARGV[1]) == 1 then
+for i = 4, #ARGV do
+  local student = ARGV[i]
+  if redis.call('HEXISTS', prefix .. ':students', student) == 1
+      and redis.call('HSETNX', prefix .. ':removed', student, ARGV[1]) == 1 then
     gone[#gone + 1] = student
+    redis.call('HDEL', prefix .. ':waiting', student)
     for _, key in ipairs(answer_keys()) do redis.call('HDEL', key, student) end
     for step = 1, {STEPS} do
       for round = 1, {MAX_ROUNDS} do redis.call('HDEL', prefix .. ':times', time_field(step, round, student)) end
     end
   end
 end
-if #gone > 0 then touch() end
+if #gone > 0 then
+  if door_of() == 'open' then redis.call('HSET', prefix, 'door', 'ask') end
+  touch()
+end
 return gone
 """.replace("{STEPS}", str(len(STEPS))).replace("{MAX_ROUNDS}", str(MAX_ROUNDS))
+# ARGV[4] 'all' or 'ids', ARGV[5...] the students. Returns the ids admitted, in joining order, or false for no class.
+ADMIT = TOUCH + """
+if redis.call('EXISTS', prefix) == 0 then return false end
+local asked = {}
+for i = 5, #ARGV do asked[ARGV[i]] = true end
+local admitted = {}
+for _, student in ipairs(redis.call('ZRANGE', prefix .. ':joined', 0, -1)) do
+  if (ARGV[4] == 'all' or asked[student]) and redis.call('HDEL', prefix .. ':waiting', student) == 1 then
+    admitted[#admitted + 1] = student
+  end
+end
+if #admitted > 0 then touch() end
+return admitted
+"""
 # ARGV[4] student, ARGV[5] step, ARGV[6] choice. Returns {outcome, current step}.
 ANSWER = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return {'missing', 0} end
@@ -180,6 +209,7 @@ local current = tonumber(redis.call('HGET', prefix, 'step'))
 local round = redis.call('HGET', prefix, 'round') or '1'
 local answers = answers_at(ARGV[5], round)
 if redis.call('HEXISTS', prefix .. ':removed', ARGV[4]) == 1 then return {'removed', current} end
+if redis.call('HEXISTS', prefix .. ':waiting', ARGV[4]) == 1 then return {'waiting', current} end
 if redis.call('HGET', answers, ARGV[4]) == ARGV[6] then return {'ok', current} end
 if current ~= tonumber(ARGV[5]) then
   -- A retry of an answer counted in any round of a step that has passed.
@@ -195,11 +225,12 @@ touch()
 return {'ok', current}
 """.replace("{MAX_ROUNDS}", str(MAX_ROUNDS))
 STATE = KEYS_OF + """
-local fields = redis.call('HMGET', prefix, 'step', 'revealed', 'version', 'locked', 'round')
+local fields = redis.call('HMGET', prefix, 'step', 'revealed', 'version', 'round')
 if not fields[1] then return false end
 local removed = redis.call('HLEN', prefix .. ':removed')
-return {fields[1], fields[2], fields[3], redis.call('HLEN', prefix .. ':tokens') - removed,
-        redis.call('HLEN', answers_at(fields[1], fields[5])), fields[4] or '0', removed, fields[5] or '1'}
+local waiting = redis.call('HLEN', prefix .. ':waiting')
+return {fields[1], fields[2], fields[3], redis.call('HLEN', prefix .. ':tokens') - removed - waiting,
+        redis.call('HLEN', answers_at(fields[1], fields[4])), door_of(), removed, fields[4] or '1', waiting}
 """
 ROSTER = KEYS_OF + """
 local step, round = unpack(redis.call('HMGET', prefix, 'step', 'round'))
@@ -210,7 +241,8 @@ for i = 1, #joined, 2 do
   local student = joined[i]
   if redis.call('HEXISTS', prefix .. ':removed', student) == 0 then
     seats[#seats + 1] = {student, redis.call('HGET', prefix .. ':students', student) or '', joined[i + 1],
-                         redis.call('HEXISTS', answers_at(step, round), student)}
+                         redis.call('HEXISTS', answers_at(step, round), student),
+                         redis.call('HEXISTS', prefix .. ':waiting', student)}
   end
 end
 return seats
@@ -235,6 +267,7 @@ return '0'
 END = KEYS_OF + """
 if redis.call('EXISTS', prefix) == 0 then return 'missing' end
 redis.call('HSET', prefix, 'ended', ARGV[1])
+redis.call('DEL', prefix .. ':addresses')  -- the students' addresses served the running class only
 local ended = 'hp:ended:' .. string.sub(prefix, 10)
 local keys = class_keys()
 keys[#keys + 1] = prefix
@@ -271,7 +304,8 @@ local steps = redis.call('HGETALL', prefix .. ':steps')
 local students = {}
 local joined = redis.call('ZRANGE', prefix .. ':joined', 0, -1)
 for _, student in ipairs(joined) do
-  if redis.call('HEXISTS', prefix .. ':removed', student) == 0 then
+  if redis.call('HEXISTS', prefix .. ':removed', student) == 0
+      and redis.call('HEXISTS', prefix .. ':waiting', student) == 0 then
     students[#students + 1] = student
     students[#students + 1] = redis.call('HGET', prefix .. ':students', student) or ''
   end
@@ -334,7 +368,7 @@ class RedisStore:
         self.lifetimes = lifetimes
         scripts = {"create": CREATE, "change": CHANGE, "join": JOIN, "answer": ANSWER, "state": STATE, "end": END,
                    "remove": REMOVE, "roster": ROSTER, "hit": HIT, "again": AGAIN, "step": STEP, "reveal": REVEAL,
-                   "record": RECORD, "delete": DELETE}
+                   "record": RECORD, "delete": DELETE, "admit": ADMIT}
         self.scripts = {name: self.redis.register_script(text) for name, text in scripts.items()}
 
     async def _call(self, name: str, code: str, now: float, *args, keys: tuple = ()):
@@ -351,9 +385,10 @@ class RedisStore:
         found = await self.scripts["state"](keys=[_key(code)])
         if not found:
             return None
-        step, revealed, version, joined, answered, locked, removed, round_ = found
+        step, revealed, version, joined, answered, door, removed, round_, waiting = found
         return ClassState(step=int(step), revealed=revealed == "1", joined=int(joined), answered=int(answered),
-                          version=int(version), locked=locked == "1", removed=int(removed), round=int(round_))
+                          version=int(version), door=door, removed=int(removed), round=int(round_),
+                          waiting=int(waiting))
 
     async def set_step(self, code, step, now):
         return await self._call("step", code, now, step)
@@ -365,8 +400,8 @@ class RedisStore:
         outcome, round_ = await self._call("again", code, now, max_rounds)
         return outcome, int(round_)
 
-    async def set_locked(self, code, locked, now):
-        return await self._call("change", code, now, "locked", int(locked))
+    async def set_door(self, code, door, now):
+        return await self._call("change", code, now, "door", door, "door_chosen", 1)
 
     async def end(self, code, now):
         return await self.scripts["end"](keys=[_key(code), LIVE], args=[now, self.lifetimes.results])
@@ -395,34 +430,54 @@ class RedisStore:
     async def delete(self, code, now):
         return await self.scripts["delete"](keys=[_ended_key(code), _key(code)])
 
-    async def join(self, code, student, token_hash, name, animal, now, max_students):
-        outcome, given = await self._call("join", code, now, student, token_hash, max_students, name or "", animal)
+    async def join(self, code, student, token_hash, name, animal, address, now, max_students):
+        outcome, given = await self._call("join", code, now, student, token_hash, max_students, name or "", animal,
+                                          address)
         return outcome, given
+
+    async def _standing(self, code, student):
+        """Where a student stands, or None: no such student."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hexists(f"{_key(code)}:students", student)
+            pipe.hexists(f"{_key(code)}:removed", student)
+            pipe.hexists(f"{_key(code)}:waiting", student)
+            seated, removed, waiting = await pipe.execute()
+        if not seated:
+            return None
+        return "removed" if removed else "waiting" if waiting else "in"
 
     async def student(self, code, token_hash, now):
         student = await self.redis.hget(f"{_key(code)}:tokens", token_hash)
         if student is None:
             return None
-        return student, bool(await self.redis.hexists(f"{_key(code)}:removed", student))
+        standing = await self._standing(code, student)
+        return None if standing is None else (student, standing)
 
     async def member(self, code, student, now):
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hexists(f"{_key(code)}:students", student)
-            pipe.hexists(f"{_key(code)}:removed", student)
-            seated, removed = await pipe.execute()
-        return bool(removed) if seated else None
+        return await self._standing(code, student)
 
     async def roster(self, code, now):
         seats = await self.scripts["roster"](keys=[_key(code)])
-        return [Seat(student, name, float(joined_at), bool(answered)) for student, name, joined_at, answered in seats]
+        return [Seat(student, name, float(joined_at), bool(answered), bool(waiting))
+                for student, name, joined_at, answered, waiting in seats]
 
-    async def remove(self, code, students, joined_after, now):
-        how = ("ids", 0) if students is not None else ("after", joined_after)
-        gone = await self._call("remove", code, now, *how, *(students or []))
+    async def admit(self, code, students, now):
+        how = ("all",) if students is None else ("ids", *students)
+        admitted = await self._call("admit", code, now, *how)
+        return None if admitted is None else list(admitted)
+
+    async def remove(self, code, students, now):
+        gone = await self._call("remove", code, now, *students)
         return None if gone is None else list(gone)
 
     async def removed(self, code):
         return set(await self.redis.hkeys(f"{_key(code)}:removed"))
+
+    async def waiting(self, code):
+        return set(await self.redis.hkeys(f"{_key(code)}:waiting"))
+
+    async def addresses(self, code):
+        return set(await self.redis.smembers(f"{_key(code)}:addresses"))
 
     async def answer(self, code, student, step, choice, now):
         outcome, current = await self._call("answer", code, now, student, step, choice)
@@ -458,6 +513,12 @@ class RedisStore:
             pipe.zadd(f"hp:hits:{key}", {secrets.token_hex(8): now})
             pipe.expire(f"hp:hits:{key}", math.ceil(window))
             await pipe.execute()
+
+    async def held(self, keys, window, now):
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.zcount(f"hp:hits:{key}", f"({now - window}", "+inf")
+            return sum(await pipe.execute())
 
     async def changes(self, code) -> AsyncIterator[None]:
         pubsub = self.subscriber.pubsub()

@@ -19,8 +19,8 @@ from app.stores import ClassRecord, ClassState, Lifetimes, Outcome, Seat, StepRe
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
     code TEXT PRIMARY KEY, token_hash TEXT NOT NULL, step INTEGER NOT NULL, revealed INTEGER NOT NULL,
-    version INTEGER NOT NULL, touched REAL NOT NULL, locked INTEGER NOT NULL DEFAULT 0,
-    round INTEGER NOT NULL DEFAULT 1, ended_at REAL);
+    version INTEGER NOT NULL, touched REAL NOT NULL, door TEXT NOT NULL DEFAULT 'open',
+    door_chosen INTEGER NOT NULL DEFAULT 0, round INTEGER NOT NULL DEFAULT 1, ended_at REAL);
 -- Every step the class visited: how many rounds it opened, and the choices its verdict accepted (JSON) at the
 -- reveal.
 CREATE TABLE IF NOT EXISTS visits (
@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS visits (
     accepted TEXT, PRIMARY KEY (code, step));
 CREATE TABLE IF NOT EXISTS students (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, student TEXT NOT NULL, token_hash TEXT,
-    name TEXT, joined_at REAL, removed_at REAL, PRIMARY KEY (code, student));
+    name TEXT, joined_at REAL, removed_at REAL, waiting INTEGER NOT NULL DEFAULT 0, address TEXT,
+    PRIMARY KEY (code, student));
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL, student TEXT NOT NULL,
     choice TEXT NOT NULL, round INTEGER NOT NULL DEFAULT 1, answered_at REAL, PRIMARY KEY (code, step, round, student));
@@ -40,10 +41,14 @@ DROP TABLE IF EXISTS creations;
 """
 # Columns added since the first classes.db: a file from before gets them on start (its classes keep going;
 # its students, who hold no token, join again).
-ADDED_COLUMNS = [("classes", "locked", "INTEGER NOT NULL DEFAULT 0"),
-                 ("classes", "round", "INTEGER NOT NULL DEFAULT 1"), ("students", "token_hash", "TEXT"),
+ADDED_COLUMNS = [("classes", "round", "INTEGER NOT NULL DEFAULT 1"), ("students", "token_hash", "TEXT"),
                  ("students", "name", "TEXT"), ("students", "joined_at", "REAL"), ("students", "removed_at", "REAL"),
-                 ("classes", "ended_at", "REAL"), ("answers", "answered_at", "REAL")]
+                 ("classes", "ended_at", "REAL"), ("answers", "answered_at", "REAL"),
+                 ("classes", "door", "TEXT NOT NULL DEFAULT 'open'"),
+                 ("classes", "door_chosen", "INTEGER NOT NULL DEFAULT 0"),
+                 ("students", "waiting", "INTEGER NOT NULL DEFAULT 0"), ("students", "address", "TEXT")]
+# A file from before the door had three states kept a lock (locked = 1): its door is closed, as the teacher chose.
+DOOR_FROM_LOCK = "UPDATE classes SET door = 'closed', door_chosen = 1 WHERE locked = 1"
 # Answers before rounds were keyed (code, step, student): the table is made again with the round in its key,
 # each answer in round 1.
 ANSWERS_WITH_ROUNDS = """
@@ -55,6 +60,8 @@ DROP TABLE answers;
 ALTER TABLE answers_by_round RENAME TO answers;
 """
 INDEXES = "CREATE INDEX IF NOT EXISTS students_by_token ON students (code, token_hash);"
+# Where a student stands (app.stores.Standing), from their row.
+STANDING = "CASE WHEN removed_at IS NOT NULL THEN 'removed' WHEN waiting = 1 THEN 'waiting' ELSE 'in' END"
 # A class lives while touched within the idle time, and within the shorter time while nobody joined, until the
 # teacher ends it; then its record stays until :kept_cut.
 LIVELY = ("touched >= :idle_cut AND (touched >= :unjoined_cut OR "
@@ -85,9 +92,12 @@ class SqliteStore:
             self.db.executescript(SCHEMA)
             if "round" not in {row[1] for row in self.db.execute("PRAGMA table_info(answers)")}:
                 self.db.executescript(f"BEGIN; {ANSWERS_WITH_ROUNDS} COMMIT;")
+            before = {row[1] for row in self.db.execute("PRAGMA table_info(classes)")}
             for table, column, kind in ADDED_COLUMNS:
                 if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            if "locked" in before and "door" not in before:
+                self.db.execute(DOOR_FROM_LOCK)
             self.db.executescript(INDEXES)
 
     async def _run(self, fn, *args):
@@ -120,9 +130,9 @@ class SqliteStore:
         self.db.execute(f"DELETE FROM classes WHERE NOT {KEPT}", self._cuts(now))
 
     def _live(self, code: str, now: float):
-        """(step, revealed, locked, round) of the class, or None; classes gone quiet are deleted on the way."""
+        """(step, revealed, door, round) of the class, or None; classes gone quiet are deleted on the way."""
         self._purge(now)
-        return self.db.execute("SELECT step, revealed, locked, round FROM classes WHERE code = ? AND ended_at IS NULL",
+        return self.db.execute("SELECT step, revealed, door, round FROM classes WHERE code = ? AND ended_at IS NULL",
                                (code,)).fetchone()
 
     def _touch(self, code: str, now: float) -> None:
@@ -150,18 +160,19 @@ class SqliteStore:
 
     def _state(self, code, now) -> ClassState | None:
         row = self.db.execute(
-            f"SELECT step, revealed, version, locked, round FROM classes WHERE code = :code AND {ALIVE}",
+            f"SELECT step, revealed, version, door, round FROM classes WHERE code = :code AND {ALIVE}",
             {"code": code, **self._cuts(now)}).fetchone()
         if row is None:
             return None
-        step, revealed, version, locked, round_ = row
-        joined, removed = self.db.execute(
-            "SELECT count(*) FILTER (WHERE removed_at IS NULL), count(removed_at) FROM students WHERE code = ?",
+        step, revealed, version, door, round_ = row
+        joined, removed, waiting = self.db.execute(
+            "SELECT count(*) FILTER (WHERE removed_at IS NULL AND waiting = 0), count(removed_at), "
+            "count(*) FILTER (WHERE removed_at IS NULL AND waiting = 1) FROM students WHERE code = ?",
             (code,)).fetchone()
         answered = self.db.execute("SELECT count(*) FROM answers WHERE code = ? AND step = ? AND round = ?",
                                    (code, step, round_)).fetchone()[0]
         return ClassState(step=step, revealed=bool(revealed), joined=joined, answered=answered, version=version,
-                          locked=bool(locked), removed=removed, round=round_)
+                          door=door, removed=removed, round=round_, waiting=waiting)
 
     async def state(self, code, now):
         # One read transaction, so the counts belong to the step read with them.
@@ -194,7 +205,9 @@ class SqliteStore:
             live = self._live(code, now)
             if live is None:
                 return "missing"
-            self.db.execute("UPDATE classes SET revealed = 1 WHERE code = ?", (code,))
+            # The first reveal: latecomers are no longer usual, so an open door asks (unless the teacher chose it).
+            self.db.execute("UPDATE classes SET revealed = 1, door = CASE WHEN door_chosen = 0 AND door = 'open' "
+                            "THEN 'ask' ELSE door END, door_chosen = 1 WHERE code = ?", (code,))
             self.db.execute("INSERT INTO visits (code, step, accepted) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET "
                             "accepted = excluded.accepted",
                             (code, live[0], None if accepted is None else json.dumps(accepted)))
@@ -219,15 +232,17 @@ class SqliteStore:
             return "ok", round_ + 1
         return await self._run(self._write, again)
 
-    async def set_locked(self, code, locked, now) -> Outcome:
+    async def set_door(self, code, door, now) -> Outcome:
         return await self._run(self._write, self._change, code, now,
-                               "UPDATE classes SET locked = ? WHERE code = ?", (int(locked), code))
+                               "UPDATE classes SET door = ?, door_chosen = 1 WHERE code = ?", (door, code))
 
     async def end(self, code, now) -> Outcome:
         def end():
             if self._live(code, now) is None:
                 return "missing"
             self.db.execute("UPDATE classes SET ended_at = ? WHERE code = ?", (now, code))
+            # The students' addresses served the running class only (the wrong-code count).
+            self.db.execute("UPDATE students SET address = NULL WHERE code = ?", (code,))
             self._touch(code, now)  # the watchers read the state again: none, and an end record
             return "ok"
         return await self._run(self._write, end)
@@ -248,7 +263,8 @@ class SqliteStore:
             visits = self.db.execute("SELECT step, rounds, accepted FROM visits WHERE code = ? ORDER BY step",
                                      (code,)).fetchall()
             students = self.db.execute("SELECT student, coalesce(name, '') FROM students WHERE code = ? AND "
-                                       "removed_at IS NULL ORDER BY joined_at, rowid", (code,)).fetchall()
+                                       "removed_at IS NULL AND waiting = 0 ORDER BY joined_at, rowid",
+                                       (code,)).fetchall()
             answers = self.db.execute(
                 "SELECT a.step, a.round, a.student, a.choice, a.answered_at FROM answers a JOIN students s "
                 "ON s.code = a.code AND s.student = a.student WHERE a.code = ? AND s.removed_at IS NULL "
@@ -272,12 +288,13 @@ class SqliteStore:
             return "ok"
         return await self._run(self._write, delete)
 
-    async def join(self, code, student, token_hash, name, animal, now, max_students):
+    async def join(self, code, student, token_hash, name, animal, address, now, max_students):
         def join():
             live = self._live(code, now)
             if live is None:
                 return "missing", ""
-            if live[2]:
+            door = live[2]
+            if door == "closed":
                 return "locked", ""
             seated, ever = self.db.execute("SELECT count(*) FILTER (WHERE removed_at IS NULL), count(*) "
                                            "FROM students WHERE code = ?", (code,)).fetchone()
@@ -297,28 +314,29 @@ class SqliteStore:
                 while taken(f"{name} {n}"):
                     n += 1
                 given = f"{name} {n}"
-            self.db.execute("INSERT INTO students (code, student, token_hash, name, joined_at) VALUES (?, ?, ?, ?, ?)",
-                            (code, student, token_hash, given, now))
+            self.db.execute("INSERT INTO students (code, student, token_hash, name, joined_at, waiting, address) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)", (code, student, token_hash, given, now, int(door == "ask"),
+                                                             address))
             self._touch(code, now)
-            return "ok", given
+            return ("waiting" if door == "ask" else "ok"), given
         return await self._run(self._write, join)
 
     async def student(self, code, token_hash, now):
         def read():
             row = self.db.execute(
-                f"SELECT student, removed_at IS NOT NULL FROM students WHERE code = :code AND token_hash = :hash "
+                f"SELECT student, {STANDING} FROM students WHERE code = :code AND token_hash = :hash "
                 f"AND EXISTS (SELECT 1 FROM classes WHERE code = :code AND {ALIVE})",
                 {"code": code, "hash": token_hash, **self._cuts(now)}).fetchone()
-            return (row[0], bool(row[1])) if row else None
+            return (row[0], row[1]) if row else None
         return await self._run(read)
 
     async def member(self, code, student, now):
         def read():
             row = self.db.execute(
-                f"SELECT removed_at IS NOT NULL FROM students WHERE code = :code AND student = :student "
+                f"SELECT {STANDING} FROM students WHERE code = :code AND student = :student "
                 f"AND EXISTS (SELECT 1 FROM classes WHERE code = :code AND {ALIVE})",
                 {"code": code, "student": student, **self._cuts(now)}).fetchone()
-            return bool(row[0]) if row else None
+            return row[0] if row else None
         return await self._run(read)
 
     async def roster(self, code, now):
@@ -327,35 +345,57 @@ class SqliteStore:
             try:
                 at = self.db.execute("SELECT step, round FROM classes WHERE code = ?", (code,)).fetchone() or (0, 0)
                 rows = self.db.execute(
-                    "SELECT s.student, coalesce(s.name, ''), coalesce(s.joined_at, 0), a.student IS NOT NULL "
-                    "FROM students s LEFT JOIN answers a ON a.code = s.code AND a.student = s.student AND a.step = ? "
-                    "AND a.round = ? WHERE s.code = ? AND s.removed_at IS NULL ORDER BY s.joined_at, s.rowid",
+                    "SELECT s.student, coalesce(s.name, ''), coalesce(s.joined_at, 0), a.student IS NOT NULL, "
+                    "s.waiting FROM students s LEFT JOIN answers a ON a.code = s.code AND a.student = s.student "
+                    "AND a.step = ? AND a.round = ? WHERE s.code = ? AND s.removed_at IS NULL "
+                    "ORDER BY s.joined_at, s.rowid",
                     (*at, code)).fetchall()
             finally:
                 self.db.execute("COMMIT")
-            return [Seat(student, name, joined_at, bool(answered)) for student, name, joined_at, answered in rows]
+            return [Seat(student, name, joined_at, bool(answered), bool(waiting))
+                    for student, name, joined_at, answered, waiting in rows]
         return await self._run(read)
 
-    async def remove(self, code, students, joined_after, now):
+    def _standing(self, code: str, students: list[str] | None, waiting_only: bool) -> list[str]:
+        """Of `students` (None: all), those of the class not removed (and, waiting_only, still waiting), in
+        joining order."""
+        found = self.db.execute("SELECT student FROM students WHERE code = ? AND removed_at IS NULL AND waiting >= ? "
+                                "ORDER BY joined_at, rowid", (code, int(waiting_only))).fetchall()
+        return [row[0] for row in found if students is None or row[0] in students]
+
+    async def admit(self, code, students, now):
+        def admit():
+            if self._live(code, now) is None:
+                return None
+            let_in = self._standing(code, students, waiting_only=True)
+            if let_in:
+                self.db.executemany("UPDATE students SET waiting = 0 WHERE code = ? AND student = ?",
+                                    [(code, s) for s in let_in])
+                self._touch(code, now)
+            return let_in
+        return await self._run(self._write, admit)
+
+    async def remove(self, code, students, now):
         def remove():
             if self._live(code, now) is None:
                 return None
-            if students is not None:
-                marks = ",".join("?" * len(students))
-                chosen = self.db.execute(f"SELECT student FROM students WHERE code = ? AND removed_at IS NULL "
-                                         f"AND student IN ({marks})", (code, *students)).fetchall()
-            else:
-                chosen = self.db.execute("SELECT student FROM students WHERE code = ? AND removed_at IS NULL "
-                                         "AND joined_at > ?", (code, joined_after)).fetchall()
-            gone = [row[0] for row in chosen]
+            gone = self._standing(code, students, waiting_only=False)
             if gone:
-                self.db.executemany("UPDATE students SET removed_at = ? WHERE code = ? AND student = ?",
+                self.db.executemany("UPDATE students SET removed_at = ?, waiting = 0 WHERE code = ? AND student = ?",
                                     [(now, code, s) for s in gone])
                 # Every step and round: answers are keyed by student, whatever else keys them.
                 self.db.executemany("DELETE FROM answers WHERE code = ? AND student = ?", [(code, s) for s in gone])
+                self.db.execute("UPDATE classes SET door = 'ask' WHERE code = ? AND door = 'open'", (code,))
                 self._touch(code, now)
             return gone
         return await self._run(self._write, remove)
+
+    async def addresses(self, code):
+        def read():
+            rows = self.db.execute("SELECT DISTINCT address FROM students WHERE code = ? AND address IS NOT NULL",
+                                   (code,)).fetchall()
+            return {row[0] for row in rows}
+        return await self._run(read)
 
     async def removed(self, code):
         def read():
@@ -364,15 +404,21 @@ class SqliteStore:
             return {row[0] for row in rows}
         return await self._run(read)
 
+    async def waiting(self, code):
+        def read():
+            return set(self._standing(code, None, waiting_only=True))
+        return await self._run(read)
+
     async def answer(self, code, student, step, choice, now):
         def answer():
             live = self._live(code, now)
             if live is None:
                 return "missing", 0
             current, revealed, _, round_ = live
-            if self.db.execute("SELECT removed_at IS NOT NULL FROM students WHERE code = ? AND student = ?",
-                               (code, student)).fetchone() != (0,):
-                return "removed", current
+            standing = self.db.execute(f"SELECT {STANDING} FROM students WHERE code = ? AND student = ?",
+                                       (code, student)).fetchone()
+            if standing != ("in",):
+                return ("waiting" if standing == ("waiting",) else "removed"), current
             # A retry of an answer already counted: in the open round, or in any round once the step has passed.
             kept = self.db.execute("SELECT 1 FROM answers WHERE code = ? AND step = ? AND student = ? AND choice = ? "
                                    "AND (round = ? OR ? != ?)", (code, step, student, choice, round_, step,
@@ -423,6 +469,13 @@ class SqliteStore:
             self.db.execute("DELETE FROM hits WHERE until <= ?", (now,))
             self.db.execute("INSERT INTO hits VALUES (?, ?, ?)", (key, now, now + window))
         await self._run(self._write, note)
+
+    async def held(self, keys, window, now):
+        def read():
+            marks = ",".join("?" * len(keys))
+            return self.db.execute(f"SELECT count(*) FROM hits WHERE key IN ({marks}) AND at > ?",
+                                   (*keys, now - window)).fetchone()[0]
+        return await self._run(read) if keys else 0
 
     async def changes(self, code) -> AsyncIterator[None]:
         def version():

@@ -122,10 +122,11 @@ def test_a_teachers_page_on_127_0_0_1_gets_links_on_the_addresses_the_server_lis
         qr = client.get(f"/classes/{made['code']}/qr.svg").content
     # The projector's QR code holds the first link a phone can open, not 127.0.0.1.
     assert qr == qr_svg(made["join_urls"][0], made["code"]) != qr_svg(made["join_url"], made["code"])
-    assert made["loopback"] is True and made["join_url"] == f"http://127.0.0.1:{port}/lesson?class={made['code']}"
+    assert made["loopback"] is True and re.fullmatch(
+        rf"http://127\.0\.0\.1:{port}/lesson\?class={made['code']}&key=[0-9a-f]{{24}}", made["join_url"])
     assert made["join_urls"], "this machine has a network address: the server answers there"
     for url in made["join_urls"]:
-        host = re.match(rf"^http://([0-9.]+):{port}/lesson\?class={made['code']}$", url).group(1)
+        host = re.match(rf"^http://([0-9.]+):{port}/lesson\?class={made['code']}&key=[0-9a-f]{{24}}$", url).group(1)
         assert not is_loopback(host)
         socket.create_connection((host, port), timeout=1).close()  # a phone on that network reaches it
 

@@ -61,7 +61,8 @@ def test_redis_stopped_mid_class_is_a_503_that_names_the_store_and_class_mode_co
             view = client.get(f"/api/classes/{code}", headers=teacher)
             assert view.status_code == 200, view.text
             kept = {k: v for k, v in view.json().items() if k not in ("students", "now")}
-            assert kept == {"step": 1, "round": 1, "revealed": False, "joined": 1, "answered": 1, "locked": False,
+            assert kept == {"step": 1, "round": 1, "revealed": False, "joined": 1, "answered": 1,
+                            "door": "open", "locked": False,
                             "counts": {"same": 1, "different": 0}}
             assert client.post(f"/api/classes/{code}/answers", json={"step": 1, "choice": "different"},
                                headers=student).status_code == 200

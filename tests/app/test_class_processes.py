@@ -53,8 +53,8 @@ async def streams(base: str, code: str, params_list: list[dict]):
 
 
 def summary(view: dict) -> dict:
-    """The teacher's view without its roster and clock, which tests read on their own."""
-    return {key: value for key, value in view.items() if key not in ("students", "now")}
+    """The teacher's view without its roster, waiting list, wrong codes and clock, which tests read on their own."""
+    return {key: value for key, value in view.items() if key not in ("students", "waiting", "wrong_codes", "now")}
 
 
 def test_workers_that_open_a_new_sqlite_file_at_once_all_start(tmp_path):
@@ -90,7 +90,8 @@ def test_a_restart_keeps_the_class_its_step_its_answers_and_its_tokens(tmp_path)
             httpx.post(f"{server.url}/api/classes/{code}/answers", json={"step": 3, "choice": choice},
                        headers=student).raise_for_status()
         before = summary(httpx.get(f"{server.url}/api/classes/{code}", headers=teacher).json())
-        assert before == {"step": 3, "round": 1, "revealed": False, "joined": 3, "answered": 3, "locked": False,
+        assert before == {"step": 3, "round": 1, "revealed": False, "joined": 3, "answered": 3,
+                          "door": "open", "locked": False,
                           "counts": {"stays": 1, "gone": 2}}
         server.stop()
         server.start()
@@ -148,7 +149,8 @@ def test_answers_sent_while_the_server_is_down_and_retried_after_count_once(tmp_
         late = httpx.post(f"{base}/api/classes/{code}/answers", json=body, headers=third)
         assert late.status_code == 200
         view = summary(httpx.get(f"{base}/api/classes/{code}", headers=teacher).json())
-        assert view == {"step": 1, "round": 1, "revealed": True, "joined": 3, "answered": 3, "locked": False,
+        assert view == {"step": 1, "round": 1, "revealed": True, "joined": 3, "answered": 3,
+                        "door": "ask", "locked": False,
                         "counts": {"same": 0, "different": 3}}
 
 

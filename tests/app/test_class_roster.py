@@ -192,20 +192,36 @@ def test_a_removed_student_is_refused_counted_nowhere_and_told(clients):
     assert vote(kept_token, 1, "different").status_code == 200
 
 
-def test_everyone_who_joined_after_a_moment_is_removed_at_once(clients):
+def test_everyone_who_joined_after_a_moment_is_removed_at_once_once_the_teacher_confirmed_their_names(clients):
     teacher_client, phone = clients
     code, teacher, _ = open_class(teacher_client)
     real = [seat(phone, code, f"Student {n}")[0]["student"] for n in range(3)]
     moment = roster(teacher_client, code, teacher)[-1]["joined_at"]
-    flood = [seat(phone, code)[1] for _ in range(20)]
-    for token in flood:
+    flood = [seat(phone, code) for _ in range(20)]
+    for _, token in flood:
         phone.post(f"/api/classes/{code}/answers", json={"step": 1, "choice": "different"}, headers=token)
-    removed = teacher_client.post(f"/api/classes/{code}/remove", json={"joined_after": moment}, headers=teacher)
+    names = [joined["name"] for joined, _ in flood]
+
+    def remove(body):
+        return teacher_client.post(f"/api/classes/{code}/remove", json=body, headers=teacher)
+    # More than one is removed only with their names, as the page listed them when it asked: exactly them.
+    for wrong in (None, names[:-1], [*names[:-1], "Student 0"]):
+        refused = remove({"joined_after": moment} | ({} if wrong is None else {"names": wrong}))
+        assert refused.status_code == 409 and detail(refused)["type"] == "removal_not_confirmed", refused.text
+        assert sorted(detail(refused)["ctx"]["names"]) == sorted(names) and detail(refused)["ctx"]["count"] == 20
+    assert roster(teacher_client, code, teacher)[3:] != []
+    late, _ = seat(phone, code, "Late")  # joined after the page asked: the confirmed names no longer match
+    refused = remove({"joined_after": moment, "names": names})
+    assert refused.status_code == 409 and "Late" in detail(refused)["ctx"]["names"]
+    removed = remove({"students": [joined["student"] for joined, _ in flood], "names": names[::-1]})
     assert removed.status_code == 200 and len(removed.json()["removed"]) == 20
+    assert remove({"student": late["student"]}).json() == {"removed": [late["student"]]}  # one needs no names
     assert [s["student"] for s in roster(teacher_client, code, teacher)] == real
     view = teacher_client.get(f"/api/classes/{code}", headers=teacher).json()
     assert view["joined"] == 3 and view["counts"] == {"same": 0, "different": 0}
-    for body in ({}, {"student": real[0], "joined_after": moment}, {"joined_after": "soon"}):
+    assert view["door"] == "ask"  # a removal: whoever comes next waits for the teacher
+    for body in ({}, {"student": real[0], "joined_after": moment}, {"joined_after": "soon"},
+                 {"students": []}, {"waiting": False}, {"student": real[0], "waiting": True}):
         response = teacher_client.post(f"/api/classes/{code}/remove", json=body, headers=teacher)
         assert response.status_code == 422, body
 

@@ -78,8 +78,8 @@ def answer(client, code, student, step, choice):
 
 
 def summary(view: dict) -> dict:
-    """The teacher's view without its roster and clock, which tests read on their own."""
-    return {key: value for key, value in view.items() if key not in ("students", "now")}
+    """The teacher's view without its roster, waiting list, wrong codes and clock, which tests read on their own."""
+    return {key: value for key, value in view.items() if key not in ("students", "waiting", "wrong_codes", "now")}
 
 
 def error_type(response):
@@ -91,11 +91,11 @@ def test_a_new_class_has_a_readable_code_a_long_token_and_a_join_link(client, st
     assert CODE.match(code)
     token = made["teacher_token"]
     assert len(token) >= 43  # base64url of 32 bytes: 256 bits
-    assert made["join_url"].endswith(f"/lesson?class={code}")
+    assert re.search(rf"/lesson\?class={code}&key=[0-9a-f]{{24}}$", made["join_url"]), made["join_url"]
     assert made["join_urls"] == [made["join_url"]] and made["loopback"] is False
     assert made["results_days"] == 7  # HP_RESULTS_DAYS's default: what the end dialog promises
     assert client.get(f"/api/classes/{code}").json() == {
-        "step": 1, "round": 1, "revealed": False, "joined": 0, "answered": 0, "locked": False}
+        "step": 1, "round": 1, "revealed": False, "joined": 0, "answered": 0, "door": "open", "locked": False}
     # The store keeps the token's sha256, never the token.
     digest = hashlib.sha256(token.encode()).hexdigest()
     settings = client.app.state.settings
@@ -170,7 +170,7 @@ def test_a_student_who_comes_back_with_their_token_is_the_same_student_with_thei
     again = client.post(f"/api/classes/{code}/join", headers=mine)
     assert again.status_code == 200
     assert again.json() == {"student": first["student"], "student_token": first["student_token"],
-                            "name": first["name"], "answers": {"1": "different"}}
+                            "name": first["name"], "answers": {"1": "different"}, "waiting": False}
     assert client.get(f"/api/classes/{code}").json()["joined"] == 1
     # Another class's token is no way in: it makes a new student here.
     other, _, _ = open_class(client)
@@ -211,7 +211,7 @@ def test_a_locked_class_refuses_new_students_and_keeps_its_own(client):
     assert client.post(f"/api/classes/{code}/unlock", headers=teacher).status_code == 200
     assert client.post(f"/api/classes/{code}/join").status_code == 201
     assert client.get(f"/api/classes/{code}").json() | {"answered": None} == {
-        "step": 1, "round": 1, "revealed": False, "joined": 2, "answered": None, "locked": False}
+        "step": 1, "round": 1, "revealed": False, "joined": 2, "answered": None, "door": "open", "locked": False}
 
 
 def test_students_answer_the_current_step_with_its_choices_until_the_reveal(client):
@@ -232,7 +232,8 @@ def test_students_answer_the_current_step_with_its_choices_until_the_reveal(clie
     assert response.json()["detail"][0]["loc"] == ["body", "choice"] and "stays" in response.json()["detail"][0]["msg"]
     assert answer(client, code, c, 1, "<b>same</b>").status_code == 422
     view = summary(client.get(f"/api/classes/{code}", headers=teacher).json())
-    assert view == {"step": 1, "round": 1, "revealed": False, "joined": 3, "answered": 2, "locked": False,
+    assert view == {"step": 1, "round": 1, "revealed": False, "joined": 3, "answered": 2,
+                    "door": "open", "locked": False,
                     "counts": {"same": 2, "different": 0}}
     assert "counts" not in client.get(f"/api/classes/{code}").json()
 
@@ -247,7 +248,8 @@ def test_students_answer_the_current_step_with_its_choices_until_the_reveal(clie
     # The next step opens hidden, with nobody's answer yet.
     client.post(f"/api/classes/{code}/step", json={"step": 3}, headers=teacher)
     view = summary(client.get(f"/api/classes/{code}", headers=teacher).json())
-    assert view == {"step": 3, "round": 1, "revealed": False, "joined": 3, "answered": 0, "locked": False,
+    assert view == {"step": 3, "round": 1, "revealed": False, "joined": 3, "answered": 0,
+                    "door": "ask", "locked": False,  # the first reveal turned the door to ask
                     "counts": {"stays": 0, "gone": 0}}
     assert answer(client, code, c, 3, "gone").status_code == 200
     # The retry of step 1's answer, after the class moved on, is still taken once.
@@ -275,7 +277,7 @@ def test_a_late_student_gets_the_current_step_first(client):
     with client.stream("GET", f"/api/classes/{code}/events", params={"student": "late-student-000001"}) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
         assert sse_data(stream.iter_lines()) == {"step": 4, "round": 1, "revealed": True, "joined": 1, "answered": 0,
-                                                 "locked": False}
+                                                 "door": "ask", "locked": False}
 
 
 def test_an_ended_class_is_gone(client):
@@ -475,11 +477,11 @@ def test_a_classes_db_from_before_student_tokens_keeps_its_classes(tmp_path):
         store = SqliteStore(tmp_path / "classes.db", LONG, 0.05)
         classes = Classes(store, 10, 10)
         assert await classes.is_teacher("ABCDEF", teacher)
-        student, token, _ = await classes.join("ABCDEF")
+        student, token, _, _ = await classes.join("ABCDEF")
         await classes.answer("ABCDEF", token, 3, "gone")
         state = await classes.state("ABCDEF")
         assert (state.step, state.joined, state.answered, state.locked) == (3, 2, 1, False)
-        await classes.set_locked("ABCDEF", True)
+        await classes.set_door("ABCDEF", "closed")
         assert (await classes.state("ABCDEF")).locked
         await store.close()
     asyncio.run(run())
@@ -494,8 +496,8 @@ def test_three_hundred_students_joining_at_once_all_get_a_seat(make_store):
         code, _ = await classes.create()
         seats = await asyncio.gather(*(classes.join(code) for _ in range(300)))
         states = await asyncio.gather(*(classes.state(code) for _ in range(300)))
-        assert len({student for student, _, _ in seats}) == 300
-        assert len({name for _, _, name in seats}) == 300  # the names the server gave are unique
+        assert len({student for student, _, _, _ in seats}) == 300
+        assert len({name for _, _, name, _ in seats}) == 300  # the names the server gave are unique
         assert {state.joined for state in states} == {300}
         await store.close()
     asyncio.run(run())

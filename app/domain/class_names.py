@@ -1,0 +1,14 @@
+"""The names the server gives a student who gives none: "{animal} {n}", n their place in the joining order, in the
+language of the student's phone (issue 38: a Japanese phone was named "Crane 1"). Short, friendly, unique in the
+class; sixteen animals a class knows in each language."""
+
+ANIMALS = {
+    "en": ("Otter", "Panda", "Heron", "Lynx", "Koala", "Gecko", "Puffin", "Badger", "Ibis", "Marten", "Tapir",
+           "Wombat", "Falcon", "Bison", "Crane", "Dingo"),
+    "fr": ("Loutre", "Panda", "Héron", "Lynx", "Koala", "Gecko", "Macareux", "Blaireau", "Ibis", "Martre", "Tapir",
+           "Wombat", "Faucon", "Bison", "Grue", "Dauphin"),
+    "ja": ("カワウソ", "パンダ", "サギ", "ヤマネコ", "コアラ", "ヤモリ", "ペンギン", "アナグマ", "トキ", "リス", "バク",
+           "ラッコ", "ハヤブサ", "シカ", "ツル", "イルカ"),
+    "zh": ("水獭", "熊猫", "苍鹭", "猞猁", "考拉", "壁虎", "企鹅", "獾", "朱鹮", "松鼠", "貘", "海獭", "猎鹰", "野牛",
+           "仙鹤", "海豚"),
+}
