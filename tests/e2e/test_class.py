@@ -35,7 +35,8 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
     tools.wait_until(teacher, "() => /^[A-Z2-9]{6}$/.test(document.querySelector('#class-code').textContent)")
     code = teacher.text_content("#class-code")
     join_url = teacher.get_attribute("#class-link", "href")
-    assert join_url == f"{server_url}/lesson?class={code}"
+    # The link carries the class's join key: a phone that opens it is never held by others' wrong codes.
+    assert re.fullmatch(rf"{re.escape(server_url)}/lesson\?class={code}&key=[0-9a-f]{{24}}", join_url), join_url
     # The QR code on the teacher's screen is the server's drawing of that link.
     qr_src = teacher.get_attribute("#class-qr", "src")
     kept = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))
@@ -53,6 +54,12 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
     students = []
     for locale, (width, height) in STUDENTS:
         page = open_page(join_url.removeprefix(server_url), width=width, height=height, locale=locale, explorer=False)
+        # The link asks the name first, on the first screen, in the phone's language; skipping gives one.
+        tools.wait_until(page, "() => document.querySelector('[data-class-first]').checkVisibility()",
+                         message="the join link did not ask the name")
+        box = page.evaluate("() => document.querySelector('#class-first-skip').getBoundingClientRect().bottom")
+        assert box <= height, f"the name's buttons are below the first screen ({box} > {height})"
+        page.click("#class-first-skip")
         students.append(page)
     for page in students:
         wait_panel(page, tools, "step", "1")

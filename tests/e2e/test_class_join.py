@@ -82,7 +82,7 @@ def assert_join_screen(phone, expected: str, status: int, waits: bool, button: b
 @pytest.mark.parametrize("lang", LOCALES)
 def test_a_locked_class_says_so_and_lets_the_phone_in_once_opened(open_page, server_url, tools, lang):
     teacher, code, join = start_class(open_page, tools, 2)
-    teacher.click("#class-lock")
+    teacher.select_option("#class-door", "closed")
     wait_panel(teacher, tools, "locked", "true")
     open_page.allow("status of 403")
     phone = open_page(join, **PHONE, locale=LOCALES[lang], explorer=False)
@@ -90,7 +90,7 @@ def test_a_locked_class_says_so_and_lets_the_phone_in_once_opened(open_page, ser
     # The teacher may open the class again: a slow retry by itself, and a button to try at once.
     assert_join_screen(phone, reason(lang, code, "class_locked"), 403, waits=True, button=True)
     tools.screenshot(phone, f"class-phone-join-403-{lang}")
-    teacher.click("#class-lock")
+    teacher.select_option("#class-door", "open")
     wait_panel(teacher, tools, "locked", "false")
     wait_panel(phone, tools, "step", "2", timeout=30)  # by itself, nobody pressed anything
     wait_panel(teacher, tools, "joined", "1")

@@ -100,21 +100,26 @@ def test_a_teacher_sees_who_joined_removes_the_breaker_and_the_flood(open_page, 
     assert breaker.text_content("#class-over-text") == texts("en")["class_over_removed"].replace("{code}", code)
     assert api(server_url, "GET", f"/{code}", token=token)["counts"] == {"same": 2, "different": 1}
 
-    # A flood of made-up joins from a script: the roster's badge counts the minute's joins at once.
-    # Two of them with the longest names allowed, which must not push their remove control off the panel.
+    # The removal turned the door to ask: a flood of made-up joins from a script waits at the door, and the
+    # roster's badge counts the minute's joins at once. Two of them with the longest names allowed, which must not
+    # push their controls off the panel.
+    wait_panel(teacher, tools, "door", "ask")
     flood = [api(server_url, "POST", f"/{code}/join", {"name": name})
              for name in [f"bot{n}" for n in range(10)] + ["z" * 24, "\U0001F98A" * 24]]
-    wait_panel(teacher, tools, "joined", "15")
+    assert all(seat["waiting"] for seat in flood)
+    wait_panel(teacher, tools, "waiting", "12")
+    assert teacher.get_attribute("#class-panel", "data-joined") == "3"
     tools.wait_until(teacher, "() => document.querySelector('#class-recent').dataset.classRecent === '15'",
                      message="the burst of joins is not counted")
     assert "15" in teacher.text_content("#class-recent")
+    assert "12" in teacher.text_content("#class-waiting-count")
     edges = teacher.evaluate("""() => {
       const panel = document.querySelector('#class-panel').getBoundingClientRect();
-      return [...document.querySelectorAll('[data-class-names] li button')]
+      return [...document.querySelectorAll('[data-class-waiting-names] li button')]
         .map((b) => ({ left: b.getBoundingClientRect().left, right: b.getBoundingClientRect().right,
                        panelLeft: panel.left, panelRight: panel.right }));
     }""")
-    assert len(edges) == 15 and all(e["panelLeft"] <= e["left"] and e["right"] <= e["panelRight"] + 0.5
+    assert len(edges) == 24 and all(e["panelLeft"] <= e["left"] and e["right"] <= e["panelRight"] + 0.5
                                     and e["panelRight"] <= 1280 for e in edges), edges
     shot = "/tmp/i29-projector-roster-ja.png"
     teacher.screenshot(path=shot)
@@ -124,14 +129,20 @@ def test_a_teacher_sees_who_joined_removes_the_breaker_and_the_flood(open_page, 
     assert teacher.evaluate(shown) is False and visible(teacher, "#class-recent"), "folded, the count stays"
     teacher.click("#class-roster summary")
     assert teacher.evaluate(shown) is True
-    # One control removes everyone of the last minute: here the whole flood, and the three phones with it.
-    teacher.click("#class-remove-recent")
-    wait_panel(teacher, tools, "joined", "0")
-    assert api(server_url, "GET", f"/{code}", token=token)["students"] == []
-    for page, (locale, _, _) in zip(phones, PHONES):
-        tools.wait_until(page, "() => !document.querySelector('#class-over').hidden")
-        assert page.text_content("#class-over-text") == \
-            texts(locale[:2])["class_over_removed"].replace("{code}", code)
+    # "Remove the last minute's joins" would remove the whole class here: it is not offered. One refusal of
+    # everyone waiting asks first, naming them, and removes the flood; the three phones stay in the class.
+    assert not visible(teacher, "#class-remove-recent")
+    teacher.click("#class-refuse-all")
+    tools.wait_until(teacher, "() => document.querySelector('[data-class-remove-dialog]').open")
+    assert teacher.evaluate("() => [...document.querySelectorAll('#class-remove-names li')].map((li) => "
+                            "li.textContent)") == [seat["name"] for seat in flood]
+    assert "12" in teacher.text_content("#class-remove-text")
+    teacher.click("#class-remove-yes")
+    wait_panel(teacher, tools, "waiting", "0")
+    assert [s["name"] for s in api(server_url, "GET", f"/{code}", token=token)["students"]] == ["小明", "さくら", given]
+    assert teacher.get_attribute("#class-panel", "data-joined") == "3"
+    for page in phones:
+        assert page.evaluate("() => document.querySelector('#class-over').hidden")
     for seat in flood:  # every flooded token is refused from now on
         try:
             api(server_url, "POST", f"/{code}/answers", {"step": ANSWER_STEP, "choice": "same"},

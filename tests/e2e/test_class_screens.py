@@ -97,7 +97,7 @@ def test_the_teacher_closes_joining_and_a_late_student_is_told(open_page, server
     first = open_page(join, locale="en-US", explorer=False)
     wait_panel(first, tools, "step", "2")
     wait_panel(teacher, tools, "joined", "1")
-    teacher.click("#class-lock")
+    teacher.select_option("#class-door", "closed")
     wait_panel(teacher, tools, "locked", "true")
     assert class_state(server_url, code)["locked"] is True
     open_page.allow("status of 403")
@@ -113,7 +113,7 @@ def test_the_teacher_closes_joining_and_a_late_student_is_told(open_page, server
     assert not visible(late, "#class-student") and not visible(late, "#step-question")
     assert visible(late, "#class-retry")
     # The student already in stays in: the teacher still counts one, and opening again lets the late one in.
-    teacher.click("#class-lock")
+    teacher.select_option("#class-door", "open")
     wait_panel(teacher, tools, "locked", "false")
     late.click("#class-retry")
     wait_panel(late, tools, "step", "2")

@@ -26,13 +26,15 @@ import { tr } from "../shared/i18n.js";
 import { read, write } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
 import { KEY_KEY, mySaved, TEACHER_KEY } from "./storage.js";
-import { CODE_SHAPE, linkCode, RECENT_SECONDS, room, serverClock, statusText, stepOf, ui } from "./room.js";
-import { render, renderConnection } from "./screens.js";
+import { CODE_SHAPE, linkCode, linkKey, RECENT_SECONDS, room, serverClock, statusText, stepOf, ui } from "./room.js";
+import { recentSeats, render, renderConnection, renderNameCount } from "./screens.js";
 import { begin, call, failed, finish, leave, openSummary, over } from "./session.js";
-import { askDelete, closeSummary, deleteResults, downloadCsv, moveClass, removeStudents, revealClass, setLock, startClass,
-  voteAgain } from "./teacher.js";
+import {
+  admitStudents, askDelete, closeSummary, confirmRemoval, deleteResults, downloadCsv, moveClass, removeStudents,
+  revealClass, setDoor, startClass, voteAgain,
+} from "./teacher.js";
 import { linkedResults, pastClasses } from "./past.js";
-import { join, joinTyped, retryJoin, sendAnswer } from "./student.js";
+import { askName, join, joinNamed, joinTyped, retryJoin, sendAnswer } from "./student.js";
 
 /**
  * The controller's "move". A student's screen follows the class, so its own moves are refused, and said why.
@@ -67,7 +69,8 @@ function onCommit(event) {
   if (room.role !== "teacher" && room.role !== "student") return;
   if (!stepOf(n).choices) return; // the self-test and the summary stay the student's own
   event.preventDefault();
-  if (room.role === "student") sendAnswer(n, answer.choice);
+  if (room.role === "student" && room.waiting) lesson.hint(tr("class_waiting_me", { code: room.code }));
+  else if (room.role === "student") sendAnswer(n, answer.choice);
   else lesson.reveal(); // the teacher locks in no answer: their button is the class's reveal
 }
 
@@ -125,7 +128,7 @@ export function startClassMode(lessonSteps) {
     else downloadCsv(past.code, past.token, action);
   });
   ui.retry.addEventListener("click", () => { retryJoin(); });
-  ui.lock.addEventListener("change", () => { setLock(ui.lock.checked); });
+  ui.door.addEventListener("change", () => { setDoor(ui.door.value); });
   ui.spreadShow.addEventListener("click", () => {
     room.spreadShown = room.live?.step ?? null;
     render();
@@ -134,9 +137,35 @@ export function startClassMode(lessonSteps) {
     const remove = event.target.closest(".lesson-class__remove");
     if (remove) removeStudents({ student: remove.closest("li").dataset.student });
   });
-  ui.removeRecent.addEventListener("click", () => {
-    removeStudents({ joined_after: serverClock() - RECENT_SECONDS });
+  ui.waitingNames.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-action]");
+    if (!button) return;
+    const student = button.closest("li").dataset.student;
+    if (button.dataset.action === "admit") admitStudents({ student });
+    else removeStudents({ student });
   });
+  ui.admitAll.addEventListener("click", () => { admitStudents({ all: true }); });
+  ui.refuseAll.addEventListener("click", () => {
+    confirmRemoval({ waiting: true }, room.waitingList.map((s) => s.name), true);
+  });
+  ui.removeRecent.addEventListener("click", () => {
+    confirmRemoval({ joined_after: serverClock() - RECENT_SECONDS }, recentSeats().map((s) => s.name));
+  });
+  ui.removeYes.addEventListener("click", () => {
+    ui.removeDialog.close();
+    if (room.confirming) removeStudents(room.confirming.body);
+    room.confirming = null;
+  });
+  ui.removeNo.addEventListener("click", () => {
+    ui.removeDialog.close();
+    room.confirming = null;
+  });
+  for (const [input, out] of [[ui.nameInput, ui.nameCount], [ui.firstName, ui.firstCount]]) {
+    input.addEventListener("input", () => renderNameCount(input, out));
+    renderNameCount(input, out);
+  }
+  ui.first.addEventListener("submit", (event) => { joinNamed(event); });
+  ui.firstSkip.addEventListener("click", (event) => { joinNamed(event, true); });
   ui.leave.addEventListener("click", () => leave(null));
   ui.alone.addEventListener("click", () => leave(null));
   lesson.addEventListener("move", onMove);
@@ -153,7 +182,11 @@ export function startClassMode(lessonSteps) {
   if (student?.ended && (!linkCode || linkCode === student.code)) {
     room.code = student.code;
     over(student.reason ?? "class_ended");
-  } else if (linkCode && CODE_SHAPE.test(linkCode) && teacher?.code !== linkCode) join(linkCode);
+  } else if (linkCode && CODE_SHAPE.test(linkCode) && teacher?.code !== linkCode) {
+    // The server's join link (its key) asks the name first, unless this browser already has a seat there.
+    if (linkKey && student?.code !== linkCode) askName(linkCode);
+    else join(linkCode);
+  }
   else if (teacher?.code && teacher?.token) begin("teacher", teacher.code, teacher.token);
   else if (student?.code) join(student.code);
   else render();
@@ -164,6 +197,8 @@ export function startClassMode(lessonSteps) {
 /** The language changed: word the panel again. */
 export function redrawClass() {
   if (!ui.panel) return;
+  renderNameCount(ui.nameInput, ui.nameCount);
+  renderNameCount(ui.firstName, ui.firstCount);
   render(); // the list of past classes and a summary too, which show without a class
   if (room.connection) renderConnection();
   if (room.status) ui.status.textContent = statusText(); // its lead and its words, in the new language

@@ -43,6 +43,7 @@ const BY_TYPE = {
   student_token_missing: "class_seat_lost",
   student_token_wrong: "class_seat_lost",
   student_removed: "class_over_removed",
+  waiting_for_teacher: "class_waiting_me",
   name_too_long: "class_name_too_long",
   name_control_character: "class_name_bad",
   step_not_current: "class_closed",

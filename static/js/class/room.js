@@ -17,8 +17,13 @@ export const SEAT_RETRY_SECONDS = 15;
 
 export const RECENT_SECONDS = 60; // the roster's "joined in the last minute"
 
-// Read at load, before main.js rewrites the URL to ?step=N&lang=L.
-export const linkCode = new URLSearchParams(location.search).get("class");
+export const NAME_CHARS = 24; // the server's limit on a name (app/schemas/classes.py), in characters
+
+// Read at load, before main.js rewrites the URL to ?step=N&lang=L. The join link's key (the server's join_url and
+// QR code carry it) is the class's credential: a join that holds it is never held by others' wrong codes.
+const linkParams = new URLSearchParams(location.search);
+export const linkCode = linkParams.get("class");
+export const linkKey = linkParams.get("key");
 
 export const ui = {
   panel: $("#class-panel"),
@@ -29,6 +34,11 @@ export const ui = {
   joinForm: $("#class-join-form"),
   codeInput: $("#class-code-input"),
   nameInput: $("#class-name-input"),
+  nameCount: $("#class-name-count"),
+  first: $("#class-first"),
+  firstName: $("#class-first-name"),
+  firstCount: $("#class-first-count"),
+  firstSkip: $("#class-first-skip"),
   teacher: $("#class-teacher"),
   code: $("#class-code"),
   qr: $("#class-qr"),
@@ -36,6 +46,17 @@ export const ui = {
   links: $("#class-links"),
   phones: $("#class-phones"),
   counts: $("#class-counts"),
+  waiting: $("#class-waiting"),
+  waitingCount: $("#class-waiting-count"),
+  waitingNames: $("#class-waiting-names"),
+  admitAll: $("#class-admit-all"),
+  refuseAll: $("#class-refuse-all"),
+  wrongCodes: $("#class-wrong-codes"),
+  removeDialog: $("#class-remove-dialog"),
+  removeText: $("#class-remove-text"),
+  removeNames: $("#class-remove-names"),
+  removeYes: $("#class-remove-yes"),
+  removeNo: $("#class-remove-no"),
   roster: $("#class-roster"),
   recent: $("#class-recent"),
   names: $("#class-names"),
@@ -68,7 +89,7 @@ export const ui = {
   pastList: $("#class-past-list"),
   retryText: $("#class-retry-text"),
   retry: $("#class-retry"),
-  lock: $("#class-lock"),
+  door: $("#class-door"),
   student: $("#class-student"),
   following: $("#class-following"),
   me: $("#class-me"),
@@ -88,10 +109,16 @@ export const ui = {
  */
 export const room = {
   steps: [], // the lesson's steps, as main.js hands them over (startClassMode)
-  role: null, // "teacher" | "student" | "over" (a student whose class ended) | "joining" (refused) | null
+  // "teacher" | "student" | "over" (a student whose class ended) | "joining" (refused) | "naming" (a join link asks
+  // the name first) | null
+  role: null,
   code: null,
   token: null, // the teacher's; a student's is in their seat (STUDENT_KEY)
-  live: null, // the class's last state: {step, revealed, joined, answered, locked, round}
+  live: null, // the class's last state: {step, revealed, joined, answered, door, locked, round}
+  waiting: false, // student: at the door, not admitted yet (the join said 202, or the stream says waiting)
+  waitingList: [], // teacher only: who waits at the door, [{student, name, joined_at}]
+  wrongCodes: 0, // teacher only: wrong codes from the class's network in the last minute
+  confirming: null, // teacher: the removal of several the dialog asks about, {body, names, refuse}
   counts: null, // teacher only: {choice: students} at live.step, in its open round
   firstCounts: null, // teacher only: round 1's {choice: students} once the class votes again
   spreadShown: null, // teacher only: the step whose spread the teacher showed before its reveal
@@ -114,7 +141,7 @@ export const room = {
   // the join is asked
   refusal: null,
   moving: null, // teacher: the step asked of the server, not yet confirmed
-  busy: { start: false, lock: false, again: false }, // these buttons' requests are out: the button waits
+  busy: { start: false, door: false, again: false }, // these buttons' requests are out: the button waits
   keyAsked: false, // the server asked for the teacher key (HP_TEACHER_KEY): its form shows
   heldMoves: 0, // student: their own moves refused so far (the held note's data-refused)
   countsBusy: false, // teacher: a read of the counts is out; countsAgain: read them again when it is back

@@ -6,35 +6,38 @@ import { fillRich, sentences, tr } from "../shared/i18n.js";
 import { read } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
 import { myAnswer, mySaved, pendingFor, TEACHER_KEY } from "./storage.js";
-import { label, RECENT_SECONDS, room, serverClock, stepOf, ui } from "./room.js";
+import { label, NAME_CHARS, RECENT_SECONDS, room, serverClock, stepOf, ui } from "./room.js";
 import { renderPast, resultsLink, when } from "./past.js";
+
+const aside = () => room.role === "over" || room.role === "joining" || room.role === "naming";
 
 export function render() {
   show(ui.idle, room.role === null);
   show(ui.teacher, room.role === "teacher");
   show(ui.student, room.role === "student");
-  show(ui.over, room.role === "over" || room.role === "joining");
-  show(ui.alone, room.role === "over" || room.role === "joining");
+  show(ui.over, aside());
+  show(ui.alone, aside());
+  show(ui.first, room.role === "naming");
   show(ui.summary, room.summary !== null);
   ui.start.disabled = room.busy.start;
   show(ui.keyForm, room.keyAsked);
-  ui.lock.disabled = room.busy.lock;
+  ui.door.disabled = room.busy.door;
   ui.again.disabled = room.busy.again;
   if (room.moving === null) delete ui.panel.dataset.moving;
   else ui.panel.dataset.moving = String(room.moving);
   // The projector's layout (class.css); the student's end screen, a refused phone's join screen and the
   // teacher's summary hide the lesson behind them, on the first screen.
   document.body.classList.toggle("is-class-teacher", room.role === "teacher");
-  document.body.classList.toggle("is-class-over", room.role === "over" || room.role === "joining" || room.summary !== null);
+  document.body.classList.toggle("is-class-over", aside() || room.summary !== null);
   // A student's page follows the teacher: no navigation of its own, no step QR code; where the step
   // buttons were, the page says why they are gone. After the end, nothing of the teacher's comes back.
-  lesson.navigation(room.role !== "student" && room.role !== "over" && room.role !== "joining");
+  lesson.navigation(room.role !== "student" && !aside());
   lesson.sharing(room.role === null);
   show(ui.held, room.role === "student");
   if (room.role === "student") ui.held.textContent = tr("class_nav_held", { code: room.code });
   if (room.role === "teacher") renderTeacher();
   if (room.role === "student") renderStudent();
-  if (room.role === "over" || room.role === "joining") renderOver();
+  if (aside()) renderOver();
   if (room.summary) renderSummary();
   renderPast(room.role === null);
 }
@@ -49,12 +52,20 @@ function renderOver() {
   const { key, vars } = refusal?.words ?? {};
   if (refusal) text = sentences([tr("class_join_refused", { code: room.code }), tr(key, vars)]);
   else if (room.role === "joining") text = tr("class_joining", { code: room.code });
+  else if (room.role === "naming") text = tr("class_name_first", { code: room.code });
   if (ui.overText.textContent !== text) ui.overText.textContent = text; // a screen reader says it once
   if (refusal) ui.over.dataset.refused = String(refusal.status);
   else delete ui.over.dataset.refused;
   show(ui.retry, Boolean(refusal?.button));
   show(ui.retryText, Boolean(refusal?.waits));
   if (refusal?.waits) renderRetry();
+}
+
+/** A name box says its limit as the student types, and says so when the name is longer (never cut silently). */
+export function renderNameCount(input, out) {
+  const n = [...input.value.trim()].length; // characters, as the server counts them
+  out.dataset.over = String(n > NAME_CHARS);
+  out.textContent = n > NAME_CHARS ? tr("class_name_too_long") : tr("class_name_count", { n, max: NAME_CHARS });
 }
 
 /** The refused phone's countdown to its next attempt, drawn again each second. */
@@ -92,13 +103,15 @@ function renderTeacher() {
   if (!room.live) return;
   const step = stepOf(room.live.step);
   ui.counts.textContent = tr("class_counts", { joined: room.live.joined, answered: room.live.answered });
+  renderWaiting();
   renderRoster();
   ui.panel.dataset.joined = String(room.live.joined);
   ui.panel.dataset.answered = String(room.live.answered);
   ui.panel.dataset.step = String(room.live.step);
   ui.panel.dataset.revealed = String(room.live.revealed);
   ui.panel.dataset.locked = String(Boolean(room.live.locked));
-  if (!room.busy.lock) ui.lock.checked = Boolean(room.live.locked);
+  ui.panel.dataset.door = room.live.door ?? "";
+  if (!room.busy.door && room.live.door) ui.door.value = room.live.door;
   const asked = Boolean(step.choices);
   ui.reveal.disabled = !asked || room.live.revealed;
   const round = room.live.round ?? 1;
@@ -140,13 +153,39 @@ function renderTeacher() {
   renderSaid(step);
 }
 
-export function renderRoster() {
+/** Who waits at the door: each with admit and refuse, and both for all; the door's count beside the counts. */
+function renderWaiting() {
+  const n = room.waitingList.length;
+  ui.panel.dataset.waiting = String(n);
+  show(ui.waiting, n > 0);
+  ui.waitingCount.textContent = n ? tr("class_waiting_count", { n }) : "";
+  const rows = room.waitingList.map((s) => el("li", { dataset: { student: s.student } }, [
+    el("span", { className: "lesson-class__name", text: s.name }),
+    // Their clicks are the list's (class.js): one listener for every row.
+    el("button", { type: "button", className: "lesson-class__admit", text: "✓", dataset: { action: "admit" },
+      attrs: { "aria-label": tr("class_admit_named", { name: s.name }), title: tr("class_admit_named", { name: s.name }) } }),
+    el("button", { type: "button", className: "lesson-class__remove", text: "×", dataset: { action: "refuse" },
+      attrs: { "aria-label": tr("class_refuse_named", { name: s.name }), title: tr("class_refuse_named", { name: s.name }) } }),
+  ]));
+  ui.waitingNames.replaceChildren(...rows);
+  ui.wrongCodes.dataset.classWrongCodes = String(room.wrongCodes);
+  ui.wrongCodes.textContent = room.wrongCodes ? tr("class_wrong_codes", { n: room.wrongCodes }) : "";
+  show(ui.wrongCodes, room.wrongCodes > 0);
+}
+
+/** The students (and those waiting) who joined in the last minute, by the server's clock. */
+export const recentSeats = () => {
   const now = serverClock();
-  const recent = room.students.filter((s) => now - s.joined_at <= RECENT_SECONDS).length;
+  return [...room.students, ...room.waitingList].filter((s) => now - s.joined_at <= RECENT_SECONDS);
+};
+
+export function renderRoster() {
+  const recent = recentSeats().length;
   ui.recent.dataset.classRecent = String(recent);
   ui.recent.textContent = recent ? tr("class_recent", { n: recent }) : "";
   ui.removeRecent.textContent = tr("class_remove_recent", { n: recent });
-  show(ui.removeRecent, recent > 0);
+  // Offered only while it removes fewer than half the class: at the start of a class, everyone joined a minute ago.
+  show(ui.removeRecent, recent > 0 && 2 * recent < room.students.length + room.waitingList.length);
   const rows = room.students.map((s) => el("li", { dataset: { student: s.student, answered: String(s.answered) } }, [
     el("span", { className: "lesson-class__name", text: s.name }),
     // Its click is the roster's (class.js): one listener for every row, whatever the roster's length.
@@ -181,6 +220,12 @@ function renderStudent() {
   ui.panel.dataset.step = String(room.live?.step ?? "");
   ui.panel.dataset.revealed = String(room.live?.revealed ?? "");
   if (!room.live) return;
+  ui.panel.dataset.waiting = String(room.waiting);
+  if (room.waiting) {
+    ui.mine.textContent = tr("class_waiting_me", { code: room.code });
+    if (lesson.step === room.live.step) lesson.hint(ui.mine.textContent);
+    return;
+  }
   const step = stepOf(room.live.step);
   const mine = myAnswer(room.live.step);
   const pending = pendingFor(room.live.step);

@@ -5,7 +5,7 @@ import { show } from "../shared/dom.js";
 import { read, write } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
 import { ClassRequestError, isOutage, responseError, wording } from "./errors.js";
-import { myPending, mySaved, STUDENT_KEY, TEACHER_KEY, updateSeat } from "./storage.js";
+import { myPending, mySaved, REMOVED_KEY, STUDENT_KEY, TEACHER_KEY, updateSeat } from "./storage.js";
 import { BACK_MS, forLesson, myToken, RETRY_MS, room, statusText, stepOf, ui } from "./room.js";
 import { forgetPast, keepPast, resultsLink } from "./past.js";
 import { render, renderConnection, renderRoster } from "./screens.js";
@@ -118,6 +118,9 @@ function onState(data) {
   const before = room.live;
   const moved = before?.step !== data.step || before?.revealed !== data.revealed || before?.round !== data.round;
   room.live = data;
+  // A student's stream says "waiting" while the student waits at the door, and sends the state without it once
+  // the teacher lets them in.
+  if (room.role === "student") room.waiting = Boolean(data.waiting);
   if (moved) follow(before);
   if (room.role === "teacher") refreshCounts();
   render();
@@ -170,6 +173,8 @@ export function refreshCounts() {
       if (!view.revealed && room.accepted?.step === view.step) room.accepted = null; // the step is asked again
       if ((view.round ?? 1) > 1 || (view.revealed && room.accepted?.step !== view.step)) readResults(view.step);
       room.students = view.students ?? [];
+      room.waitingList = view.waiting ?? [];
+      room.wrongCodes = view.wrong_codes ?? 0;
       if (view.now) [room.clock.server, room.clock.at] = [view.now, performance.now()];
       render();
     }, (error) => { if (room.role === "teacher") failed(error); })
@@ -238,14 +243,17 @@ async function readSummary() {
   window.scrollTo(0, 0);
 }
 
-export function begin(asRole, classCode, teacherToken) {
+export function begin(asRole, classCode, teacherToken, waiting = false) {
   room.role = asRole;
   room.code = classCode;
   room.token = teacherToken;
+  room.waiting = waiting;
   room.live = null;
   room.counts = null;
   room.firstCounts = null;
   room.students = [];
+  room.waitingList = [];
+  room.wrongCodes = 0;
   say(null);
   render();
   lesson.joinClass(forLesson);
@@ -290,6 +298,9 @@ export function leave(messageKey) {
 /** A student's class is over: the end screen, kept in this browser so that a reload shows it again. */
 export function over(messageKey) {
   stopListening();
+  // Removed: the token is kept apart, and sent by a later join to this class, which the server refuses.
+  const token = mySaved()?.token;
+  if (messageKey === "class_removed" && token) write(localStorage, REMOVED_KEY, { code: room.code, token });
   write(localStorage, STUDENT_KEY, { code: room.code, ended: true, reason: messageKey });
   room.role = "over";
   room.ended = messageKey;

@@ -15,6 +15,10 @@ export const STUDENT_KEY = "heads-positions.class.student";
 // [{code, token, ended_at, kept_until, students, questions}]: the classes this browser's teacher ended, each kept
 // until the server deletes its results (kept_until, seconds since 1970), so they can be found again (past.js).
 export const PAST_KEY = "heads-positions.class.past";
+// {code, token}: the seat the teacher removed (or refused) in that class. A later join to it from this browser
+// presents the token and is refused, rather than taken as someone new (a script that forgets it is not held: the
+// door, on ask after the first reveal or a removal, holds it instead).
+export const REMOVED_KEY = "heads-positions.class.removed";
 
 export const KEY_KEY = "heads-positions.class.key"; // HP_TEACHER_KEY as typed, for this tab only (sessionStorage)
 

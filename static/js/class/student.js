@@ -1,10 +1,10 @@
 // A student's way into a class: the typed code or the join link, the join screen while it is asked or refused
 // (with its countdown to the next attempt), and an answer to the class's question.
 
-import { write } from "../shared/storage.js";
+import { read, write } from "../shared/storage.js";
 import { isOutage, wording } from "./errors.js";
-import { myPending, mySaved, STUDENT_KEY, updateSeat } from "./storage.js";
-import { CODE_SHAPE, RETRY_MS, room, SEAT_RETRY_SECONDS, ui } from "./room.js";
+import { myPending, mySaved, REMOVED_KEY, STUDENT_KEY, updateSeat } from "./storage.js";
+import { CODE_SHAPE, linkCode, linkKey, NAME_CHARS, RETRY_MS, room, SEAT_RETRY_SECONDS, ui } from "./room.js";
 import { render, renderRetry } from "./screens.js";
 import { attemptAnswer, begin, call, over, say, stopJoining } from "./session.js";
 
@@ -15,7 +15,29 @@ export async function joinTyped(event) {
     say("class_code_shape");
     return;
   }
-  join(typed, "class_not_found", ui.nameInput.value.trim());
+  const name = ui.nameInput.value.trim();
+  if ([...name].length > NAME_CHARS) {
+    say("class_name_too_long");
+    return;
+  }
+  join(typed, "class_not_found", name);
+}
+
+/** A join link: the name first, on the phone's first screen, in its language (blank or skipped: the server's). */
+export function askName(joinCode) {
+  stopJoining();
+  room.role = "naming";
+  room.code = joinCode;
+  room.refusal = null;
+  render();
+  window.scrollTo(0, 0);
+}
+
+export function joinNamed(event, skip = false) {
+  event.preventDefault();
+  const name = skip ? "" : ui.firstName.value.trim();
+  if ([...name].length > NAME_CHARS) return; // the box says why (renderNameCount)
+  join(room.code, "class_gone", name);
 }
 
 /**
@@ -25,10 +47,17 @@ export async function joinTyped(event) {
 export async function join(joinCode, missing = "class_gone", name = "") {
   const saved = mySaved();
   const seat = saved?.code === joinCode && !saved.ended ? saved : null;
+  const removed = read(localStorage, REMOVED_KEY);
+  const refusedToken = removed?.code === joinCode ? removed.token : null;
   joining(joinCode);
   let joined;
+  // A new seat: the name (or none: the server gives one in this page's language), and the link's key.
+  const lang = (document.documentElement.lang || "en").slice(0, 2);
+  const body = { lang: ["zh", "ja", "fr", "en"].includes(lang) ? lang : "en" };
+  if (name) body.name = name;
+  if (linkKey && joinCode === linkCode) body.key = linkKey;
   try {
-    joined = await call("POST", `/${joinCode}/join`, !seat && name ? { name } : undefined, seat?.token);
+    joined = await call("POST", `/${joinCode}/join`, seat ? undefined : body, seat?.token ?? refusedToken);
   } catch (error) {
     if (room.role !== "joining" || room.code !== joinCode) return; // the student went on alone meanwhile
     if (error.type === "student_removed") {
@@ -49,7 +78,7 @@ export async function join(joinCode, missing = "class_gone", name = "") {
   const answers = { ...(own ? seat.answers : {}), ...joined.answers };
   write(localStorage, STUDENT_KEY, { code: joinCode, token: joined.student_token, student: joined.student,
     name: joined.name, answers, pending: own ? seat.pending ?? null : null });
-  begin("student", joinCode, null);
+  begin("student", joinCode, null, Boolean(joined.waiting)); // waiting: at the door until the teacher admits
   if (myPending()) attemptAnswer(); // an answer the server had not acknowledged before the reload
 }
 

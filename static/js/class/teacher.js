@@ -1,5 +1,6 @@
-// What the teacher's buttons do: start a class, move, reveal, vote again, lock, remove students, download an ended
-// class's results and answers, delete them. Each asks the server first and changes the screen once it confirms.
+// What the teacher's buttons do: start a class, move, reveal, vote again, keep the door, admit and remove students,
+// download an ended class's results and answers, delete them. Each asks the server first and changes the screen
+// once it confirms.
 
 import { el } from "../shared/dom.js";
 import { tr } from "../shared/i18n.js";
@@ -102,31 +103,61 @@ export async function moveClass(n) {
   refreshCounts();
 }
 
-/** The teacher removes one student ({student}) or everyone who joined after a moment ({joined_after}). */
+/**
+ * The teacher removes students: {student} at once; several ({students}, {joined_after}, or {waiting: true}, the
+ * refusal of everyone at the door) only after the dialog named them (confirmRemoval): the server removes exactly
+ * the names sent, and answers 409 with the names it would remove now when someone joined meanwhile.
+ */
 export async function removeStudents(which) {
   try {
     await call("POST", `/${room.code}/remove`, which);
   } catch (error) {
+    if (error.type === "removal_not_confirmed" && Array.isArray(error.ctx.names)) {
+      confirmRemoval(which, error.ctx.names, Boolean(which.waiting));
+      return;
+    }
     failed(error, { key: "class_remove_failed" });
     return;
   }
   refreshCounts();
 }
 
-/** The teacher's switch: close joining, or open it again; the switch shows what the server holds. */
-export async function setLock(locked) {
-  room.busy.lock = true;
+/** Removing more than one asks first, naming them; one is removed at once. */
+export function confirmRemoval(which, names, refuse = false) {
+  if (names.length <= 1) {
+    removeStudents({ ...which, names });
+    return;
+  }
+  room.confirming = { body: { ...which, names }, names, refuse };
+  ui.removeText.textContent = tr(refuse ? "class_refuse_confirm" : "class_remove_confirm", { n: names.length });
+  ui.removeNames.replaceChildren(...names.map((name) => el("li", { text: name })));
+  if (!ui.removeDialog.open) ui.removeDialog.showModal();
+}
+
+/** Students waiting at the door let in: one ({student}) or all ({all: true}). */
+export async function admitStudents(which) {
+  try {
+    await call("POST", `/${room.code}/admit`, which);
+  } catch (error) {
+    failed(error);
+    return;
+  }
+  refreshCounts();
+}
+
+/** The teacher's door: open, ask or closed; the control shows what the server holds. */
+export async function setDoor(door) {
+  room.busy.door = true;
   render();
   try {
-    await call("POST", `/${room.code}/${locked ? "lock" : "unlock"}`);
-    room.live = { ...room.live, locked };
+    await call("POST", `/${room.code}/door`, { door });
+    room.live = { ...room.live, door, locked: door === "closed" };
     say(null);
   } catch (error) {
     failed(error);
   } finally {
-    room.busy.lock = false;
+    room.busy.door = false;
     render();
-    if (!room.live) ui.lock.checked = !locked;
   }
 }
 
