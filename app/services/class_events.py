@@ -214,7 +214,8 @@ async def event_stream(broadcaster: Broadcaster, code: str, state: ClassState, t
             text = ""
             if channel.outage != outage:
                 outage = channel.outage
-                text = OUTAGE if outage else BACK
+                # A class gone during the outage is not "back": its stream says only that it is gone (below).
+                text = OUTAGE if outage else BACK if now is not None else ""
                 if not outage and now is not None:
                     text += _event(now, waiting=waiting)
                     sent = now

@@ -271,4 +271,4 @@ export function renderConnection() {
 }
 
 const overKey = (reason) => ({ class_gone: "class_over_gone", class_removed: "class_over_removed",
-  class_lost: "class_lost" })[reason] ?? "class_over";
+  class_lost: "class_lost_wait" })[reason] ?? "class_over";

@@ -10,6 +10,8 @@ import { BACK_MS, forLesson, myToken, RETRY_MS, room, statusText, stepOf, ui } f
 import { forgetPast, keepPast, resultsLink } from "./past.js";
 import { render, renderConnection, renderRoster } from "./screens.js";
 
+const URGENT = new Set(["class_lost", "class_gone", "class_store_down", "class_error"]);
+
 /** A class request; a failure throws a ClassRequestError (status 0: no answer came). */
 export async function call(method, path, body, bearer = myToken(), extra = {}) {
   const headers = { Accept: "application/json", ...extra };
@@ -35,6 +37,10 @@ export function say(what, vars, lead = null) {
   room.status = what ? { ...(what instanceof Error ? wording(what) : { key: what, vars }), lead } : null;
   if (room.status) ui.status.dataset.key = room.status.key;
   else delete ui.status.dataset.key;
+  // What the teacher must not miss goes to the top of the screen, whatever the view and the scroll: a lost
+  // class, a store that does not answer, an action the class did not follow.
+  ui.status.dataset.top = String(Boolean(room.status) && room.role !== "student" && room.role !== "over"
+    && (lead !== null || URGENT.has(room.status.key)));
   ui.status.textContent = statusText();
   show(ui.status, room.status !== null);
 }
@@ -55,17 +61,24 @@ export function failed(error, lead = null) {
     over("class_removed");
   } else if (error?.status === 404 && room.role === "student") {
     over("class_gone");
+  } else if (error?.status === 404 && room.role === "teacher") {
+    leave("class_lost"); // the teacher's own class, gone without their end: lost (the store emptied, or idle too long)
   } else if (error?.status === 404) {
-    leave("class_gone");
+    // A late answer about a class this screen has left already (its stream said lost or ended): what the screen
+    // says about it stays.
+    render();
   } else {
     if (!(error instanceof ClassRequestError)) console.warn("class mode:", error);
     say(error, undefined, lead);
   }
 }
 
-/** "reconnecting…" while the stream or the store is down, "back" for a while once it returns. */
+/** "reconnecting…" while the stream or the store is down, "back" for a while once it returns; null: neither. */
 function setConnection(connection) {
-  if (connection === "reconnecting") {
+  if (connection === null) {
+    room.outage = false;
+    clearTimeout(room.running.back);
+  } else if (connection === "reconnecting") {
     room.outage = true;
     clearTimeout(room.running.back);
   } else if (connection === "back") {
@@ -135,8 +148,11 @@ function connect() {
   const stream = new EventSource(`/api/classes/${room.code}/events${query}`);
   room.running.stream = stream;
   stream.addEventListener("message", (event) => {
-    setConnection("back");
-    onState(JSON.parse(event.data));
+    const data = JSON.parse(event.data);
+    // A class that is gone is not "back": the pill goes, and the page says what happened (onState).
+    if (data.lost || data.ended) setConnection(null);
+    else setConnection("back");
+    onState(data);
   });
   // The server's own word on the class store: down (the stream stays open), then back with the state.
   stream.addEventListener("outage", () => setConnection("reconnecting"));

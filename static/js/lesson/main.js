@@ -145,8 +145,13 @@ function isCommitted(step) {
   return Boolean(saved && (saved.choice !== undefined || saved.answers || saved.revealed));
 }
 
-/** The class revealed a question: keep this screen's class answer, so the summary counts it afterwards. */
+/**
+ * The class revealed a question: keep this student's class answer, so the summary counts it afterwards. Not the
+ * teacher's: their screen has no answer of its own, and a kept reveal would show on it once the class is lost, or
+ * in the next class, as an earlier class's answer.
+ */
 function keepClassRecord(step) {
+  if (lesson.room.role !== "student") return;
   const choice = lesson.room.answer(numberOf(step));
   saveAnswer(step.id, choice ? { choice } : { revealed: true });
 }
