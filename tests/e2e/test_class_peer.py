@@ -137,7 +137,7 @@ def test_a_class_lost_to_a_redis_restart_is_called_lost(browser, open_page, tool
             redis.stop()
             redis.start()  # without persistence: it comes back empty
             phone.wait_for_selector("[data-class-over]:not([hidden])", timeout=30_000)
-            assert phone.text_content("#class-over-text") == texts("zh")["class_lost"]
+            assert phone.text_content("#class-over-text") == texts("zh")["class_lost_wait"]
             tools.wait_until(teacher, "() => document.querySelector('#class-status').dataset.key === 'class_lost'",
                              timeout=30, message="the teacher was not told the class was lost")
             assert teacher.text_content("#class-status") == texts("en")["class_lost"]

@@ -429,11 +429,13 @@ const FIT_SLACK = 8; // px under the chart, so its frame is not cut by the scree
  * Bring the answer into view. On a class's projector (the teacher's screen in a class, both views) the question,
  * the verdict and its first chart fit one screen (issues 30 and 38; class.css puts the setup below the answer and
  * compacts the question): the charts on screen take the height left under them, never more than their own, then
- * the view moves to the question. A question and verdict so long that the chart would shrink under
- * PROJECTOR_MIN_PLOT move the view to the verdict.
+ * the view moves to the question (in the normal view; the presenter view starts at the answer). A question and
+ * verdict so long that the chart would shrink under PROJECTOR_MIN_PLOT move the view to the verdict.
  */
 function showAnswer() {
-  let from = lesson.room?.role === "teacher" ? ui.form : ui.reveal;
+  // The presenter view keeps its verdict first (its long verdicts leave no room for the question yet).
+  const presenting = document.body.classList.contains("is-presenting");
+  let from = lesson.room?.role === "teacher" && !presenting ? ui.form : ui.reveal;
   const plots = $$(".lesson-chart:not([hidden]) .lesson-plot", ui.charts);
   if (plots.length && lesson.room?.role === "teacher") {
     for (const plot of plots) plot.style.height = "";
