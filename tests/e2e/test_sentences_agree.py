@@ -51,3 +51,19 @@ def test_step_5_under_none_has_no_positions_to_remove(open_page, tools):
     alt = page.evaluate("() => { const f = document.querySelector('#charts .lesson-chart');"
                         " return document.getElementById(f.getAttribute('aria-describedby')).textContent; }")
     assert TEXTS["bar_without_positions"] not in alt and TEXTS["bar_this"] in alt, alt
+
+
+def test_step_8_counts_the_positions_of_the_line_it_names(open_page, tools):
+    page = committed(open_page, tools, 8)
+    page.fill("#line-a", "白日")
+    page.fill("#line-b", "白日依山尽黄河入海流")
+    tools.wait_until(page, "() => document.querySelector('#verdict').innerText.includes('10 positions of line B')",
+                     message=page.inner_text("#verdict"))
+
+
+def test_step_9s_note_follows_the_weights(open_page, tools):
+    page = committed(open_page, tools, 9)
+    assert page.inner_text("#setup-note") == TEXTS["relative_setup_note"]
+    page.select_option("#weights", "random")
+    tools.wait_until(page, "(want) => document.querySelector('#setup-note').innerText === want",
+                     TEXTS["relative_setup_note_random"], message=page.inner_text("#setup-note"))

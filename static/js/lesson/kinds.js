@@ -347,6 +347,7 @@ const rotate = {
     const text = tr("rotate_verdict", {
       deg0: num(f.degrees_first.toPrecision(3)), degl: num(f.degrees_last.toPrecision(3)), last: f.last_pair,
       n: f.positions, tot0: grouped(Math.round(f.turned_first)), totl: num(f.turned_last.toPrecision(3)),
+      line: chars(ctx.setup.a).length >= chars(ctx.setup.b).length ? "A" : "B", // the line the count is of
     });
     return judged(data, text, f.theta_first);
   },

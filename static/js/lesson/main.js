@@ -217,7 +217,8 @@ function renderSetup(step) {
   // depth, a head count or a mask of its own would change nothing it computes, so those controls are not offered.
   const apart = setup.distance !== undefined && setup.distance !== null;
   for (const id of ["field-position", "field-n-layer", "field-heads", "field-causal"]) show($(`#${id}`), !apart);
-  const note = apart ? tr("relative_setup_note") : trained && shape ? trainedNote(shape) : "";
+  const note = apart ? tr(trained ? "relative_setup_note" : "relative_setup_note_random")
+    : trained && shape ? trainedNote(shape) : "";
   ui.setupNote.textContent = note;
   show(ui.setupNote, Boolean(note));
   updateHints(setup);
