@@ -67,3 +67,9 @@ def test_step_9s_note_follows_the_weights(open_page, tools):
     page.select_option("#weights", "random")
     tools.wait_until(page, "(want) => document.querySelector('#setup-note').innerText === want",
                      TEXTS["relative_setup_note_random"], message=page.inner_text("#setup-note"))
+
+
+@pytest.mark.parametrize(("step", "key"), [(7, "committed_no_setup"), (11, "committed_no_setup"), (1, "committed")])
+def test_the_hint_speaks_of_a_setup_only_where_there_is_one(open_page, tools, step, key):
+    page = committed(open_page, tools, step)
+    assert page.inner_text("#commit-hint") == TEXTS[key]

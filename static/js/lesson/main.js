@@ -191,7 +191,8 @@ function renderQuestion(step) {
   ui.commit.disabled = locked;
   ui.commit.dataset.i18n = teacherReveals(step) ? "class_reveal" : "commit";
   ui.commit.textContent = tr(ui.commit.dataset.i18n);
-  ui.commitHint.textContent = locked ? tr("committed") : "";
+  // "Change the setup and watch the verdict follow" only where there is a setup to change.
+  ui.commitHint.textContent = !locked ? "" : tr(setupOf(step) ? "committed" : "committed_no_setup");
 }
 
 function renderSetup(step) {
