@@ -2,7 +2,8 @@
 
 Each step names its `kind` (which charts, which verdict: static/js/lesson/kinds.js), the `setup`
 it loads into the explorer's controls (null: the step does not run the model on lines), the ids of
-its answer `choices`, and the figure the lesson printed for it (null: the lesson printed none).
+its answer `choices`, and the figure the lesson printed for it (null: the lesson printed none), with the
+significant `digits` it printed them with (1.9e-02: 2), so the page shows them as printed.
 Every text lives in static/i18n/lesson/{lang}.json under keys made of the step's id:
 {id}_title, {id}_framing, {id}_question, {id}_choice_{choice}, and {id}_lesson where `lesson` is set.
 """
@@ -41,10 +42,10 @@ MODE_ORDERS = ["rope<learned<none", "learned<rope<none", "none<learned<rope", "n
 STEPS = [
     # The lesson's experiment 1, first row: no positions, one layer.
     {"id": "order", "kind": "order", "section": "order", "setup": _setup("none"),
-     "choices": SAME_DIFFERENT, "lesson": {"value": 3.7e-08}},
+     "choices": SAME_DIFFERENT, "lesson": {"value": 3.7e-08, "digits": 2}},
     # Its second row: two layers, and the causal mask leaks order.
     {"id": "leak", "kind": "leak", "section": "surprise", "setup": _setup("none", n_layer=2),
-     "choices": SAME_DIFFERENT, "lesson": {"value": 1.9e-02, "with": 1.5e-02}},
+     "choices": SAME_DIFFERENT, "lesson": {"value": 1.9e-02, "with": 1.5e-02, "digits": 2}},
     # The control experiment: the mask off.
     {"id": "nomask", "kind": "nomask", "section": "surprise", "setup": _setup("none", n_layer=2, causal=False),
      "choices": ["stays", "gone"], "lesson": None},
@@ -52,7 +53,7 @@ STEPS = [
     {"id": "pair", "kind": "pair", "section": "surprise", "setup": _setup("none", a="我打你", b="你打我"),
      "choices": SAME_DIFFERENT, "lesson": None},
     {"id": "posemb", "kind": "posemb", "section": "posemb", "setup": _setup("learned"),
-     "choices": SAME_DIFFERENT, "lesson": {"value": 2.8e-03, "without": 3.7e-08}},
+     "choices": SAME_DIFFERENT, "lesson": {"value": 2.8e-03, "without": 3.7e-08, "digits": 2}},
     {"id": "limit", "kind": "limit", "section": "posemb", "setup": _setup("learned", a=FULL_TABLE_LINE),
      "choices": ["error", "wrap", "works"], "lesson": None},
     {"id": "table", "kind": "table", "section": "posemb", "setup": None,

@@ -61,6 +61,8 @@ class Verdict(BaseModel):
                                       "gap64 < rounding_limit. When float32 decides (lines that are not a reordering, "
                                       "gap over float32_limit, 1e-4 of largest_logit: 100 times float32's own error), "
                                       "there is no rerun: float32_limit instead of gap64 and rounding_limit. "
+                                      "aligned_gap (float32's, from float32 values) and aligned_gap64: layer 1's "
+                                      "aligned last row when B is a reordering of A. "
                                       "gap_content, gap_mask, gap_positions: the controls the reason is decided by "
                                       "(mask off and no positions; the mask on, no positions; mask off, with "
                                       "positions), each where the setup has it (docs/api.md, Verdicts).")

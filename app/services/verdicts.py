@@ -241,7 +241,7 @@ class StepJudging:
             return
         if self.facts is None:
             shown, *rest = runs
-            self.facts = gap_facts([shown], None, rest[0] if rest else None)
+            self.facts = gap_facts([shown], self.order, rest[0] if rest else None)
         else:
             unmasked = {flag: last_gap(runs[0], flag) for flag in (WITH, WITHOUT)}
             self.facts = dataclasses.replace(self.facts, unmasked=unmasked)
@@ -319,6 +319,7 @@ class StepJudging:
         figures |= {"gap64": judged.gap, "largest_logit": judged.scale, "rounding_limit": REL_ROUNDING * judged.scale}
         aligned = None
         if self.order is not None:  # layer 1's last row: how the last character weighs the same characters in both
+            figures["aligned_gap"] = self.facts.aligned[WITH][0]  # float32's, from float32 values
             figures["aligned_gap64"] = aligned_of(a.last_rows, b.last_rows, self.order)[0]
             aligned = decided64(figures["aligned_gap64"])
         if self.same:

@@ -103,3 +103,24 @@ def test_a_keystroke_stays_one_request_with_the_controls(client):
     assert carried is not None and carried["reason"] == "content" and "gap_content" in carried["figures"]
     alone = client.post("/api/lesson/leak/verdict", json={"a": "白日依山尽", "b": "春眠不觉尽"}).json()
     assert alone == carried
+
+
+def test_the_aligned_gap_is_float32s_own_not_the_jsons_decimals(client, registry):
+    """Layer 1's aligned last row, as float32 computed it: max |A − B| over B's keys put in A's order, from the float32
+    weights, not from the rounded decimals /api/compare's JSON carries (2.00e-8 shown where 1.49e-8 was true)."""
+    import torch
+
+    model = registry.random("none", 1, 4, 0)
+    ids_a, ids_b = registry.tokenizer.encode("白日依山尽"), registry.tokenizer.encode("山依日白尽")
+    order = [ids_b.index(i) for i in ids_a]  # each character once: B's position of each of A's
+    rows = [model.trace(torch.tensor([ids])).attention[0][0, :, -1] for ids in (ids_a, ids_b)]  # (nh, T) float32
+    want = float((rows[0] - rows[1][:, order]).abs().max())
+    got = client.post("/api/lesson/order/verdict", json={}).json()["figures"]
+    assert got["aligned_gap"] == pytest.approx(want, abs=2e-8)  # float32 within its own batch-shape rounding
+    assert got["aligned_gap"] < 1e-6 and got["aligned_gap64"] < 1e-9
+
+
+def test_the_lessons_printed_figures_keep_their_digits(client):
+    steps = {step["id"]: step for step in client.get("/api/lesson").json()["steps"]}
+    assert steps["leak"]["lesson"] == {"value": 1.9e-02, "with": 1.5e-02, "digits": 2}
+    assert steps["posemb"]["lesson"]["digits"] == 2 and steps["order"]["lesson"]["digits"] == 2

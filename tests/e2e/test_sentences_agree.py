@@ -73,3 +73,10 @@ def test_step_9s_note_follows_the_weights(open_page, tools):
 def test_the_hint_speaks_of_a_setup_only_where_there_is_one(open_page, tools, step, key):
     page = committed(open_page, tools, step)
     assert page.inner_text("#commit-hint") == TEXTS[key]
+
+
+@pytest.mark.parametrize(("step", "shown", "not_shown"), [(2, "1.9 × 10⁻²", "0.0190"), (5, "2.8 × 10⁻³", "2.80")])
+def test_the_lessons_figures_are_shown_as_printed(open_page, tools, step, shown, not_shown):
+    page = committed(open_page, tools, step)
+    text = page.inner_text("#lesson-figure-text").replace("\u202f", " ").replace("\u00a0", " ")
+    assert shown in text and not_shown not in text, text

@@ -121,10 +121,10 @@ function alignedChart(data) {
 function alignedNotice(data) {
   const result = aligned(data);
   if (!result || !data.verdict.aligned) return tr("chart_aligned_missing");
-  const gap = Math.max(...result.z.flat().map(Math.abs));
   const v = data.verdict;
+  // float32's gap as the server measured it from float32 values, not from the JSON's rounded decimals.
   const text = tr(v.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
-    gap: sci(gap), gap64: sci(v.figures.aligned_gap64),
+    gap: sci(v.figures.aligned_gap), gap64: sci(v.figures.aligned_gap64),
   });
   // Layer 1 blind to the order while the output tells the lines apart: the order came in at a later layer.
   const later = v.aligned === "rounding" && v.difference === "real" && v.figures.n_layer > 1 && data.model.causal;
@@ -213,6 +213,9 @@ function gapSnippet(setup, data) {
 
 // ---- the kinds ---------------------------------------------------------------------------------
 
+/** A figure of the lesson as it printed it: its own significant digits, as a power of ten (1.9e-02: 1.9 × 10⁻²). */
+const printed = (value, lesson) => num(Number(value).toExponential(lesson.digits - 1));
+
 /** The lesson's printed figure is for the step's own setup: beside another setup it only says so. */
 function lessonFigure(text) {
   return (data, ctx) => (data.verdict.setup_is_lessons ? text(data, ctx) : tr("lesson_other_setup"));
@@ -224,7 +227,7 @@ const order = gapKind({
   bars: thisModelBar,
   caption: "chart_bars_one",
   lesson: lessonFigure((data, ctx) => tr("order_lesson", {
-    value: sci(ctx.step.lesson.value), ours: sci(data.difference.with_position.max_abs),
+    value: printed(ctx.step.lesson.value, ctx.step.lesson), ours: sci(data.difference.with_position.max_abs),
   })),
 });
 
@@ -232,7 +235,7 @@ const leak = gapKind({
   bars: depthBars,
   notice: depthNotice,
   lesson: lessonFigure((data, ctx) => tr("leak_lesson", {
-    value: sci(ctx.step.lesson.value), with: sci(ctx.step.lesson.with), ours: sci(data.difference.with_position.max_abs),
+    value: printed(ctx.step.lesson.value, ctx.step.lesson), with: printed(ctx.step.lesson.with, ctx.step.lesson), ours: sci(data.difference.with_position.max_abs),
   })),
 });
 
@@ -255,7 +258,7 @@ const posemb = gapKind({
     mode: modeLabel(data.model.position),
   })),
   lesson: lessonFigure((data, ctx) => tr("posemb_lesson", {
-    value: sci(ctx.step.lesson.value), without: sci(ctx.step.lesson.without),
+    value: printed(ctx.step.lesson.value, ctx.step.lesson), without: printed(ctx.step.lesson.without, ctx.step.lesson),
     ours: sci(data.difference.with_position.max_abs), ours_without: sci(data.difference.without_position.max_abs),
   })),
 });
