@@ -4,7 +4,8 @@ the page shows after the reveal agrees with the answer the page drew.
 The answer is the JSON of POST /api/lesson/{step}/verdict, fetched again from the test with the very body the
 page sent (captured from the page's own request, not re-derived). Checked per setup:
 - the outcome the page names ([data-verdict]'s data-outcome) is the verdict's outcome;
-- the "right/wrong" mark is whether the committed choice is in the verdict's `accepted`;
+- the "right/wrong" mark is whether the committed choice is in the `accepted` of the verdict on the setup the
+  question describes (the step's own: asked with {} when the setup on screen is another);
 - every number in the model's sentence ([data-sentence="verdict"]) is one of the verdict's figures or of the
   setup (lines' lengths, layers, heads, distance), read back from the page's number format in that language
   (French decimal comma, grouped thousands, "2.7 × 10⁻⁷", percentages) within the printed rounding.
@@ -146,7 +147,9 @@ def variations(step: dict) -> list[tuple[str, str, callable]]:
 
 def referee(page, server_url: str, lang: str, step: dict, sent: list, where: str) -> None:
     """The sentence on screen against the verdict for the body the page last sent for this step."""
-    mine = [(body, response) for step_id, body, response in sent if step_id == step["id"]]
+    # A step with a setup sends {} only to grade the answer on its own setup when the setup on screen is another.
+    mine = [(body, response) for step_id, body, response in sent
+            if step_id == step["id"] and not (step.get("setup") and json.loads(body or "{}") == {})]
     verdict_node = page.locator("#verdict")
     if page.locator("#lesson-error").is_visible():
         # An input to fix: the page says so, and claims no verdict.
@@ -160,8 +163,10 @@ def referee(page, server_url: str, lang: str, step: dict, sent: list, where: str
     outcome = verdict["outcome"]
     assert verdict_node.get_attribute("data-outcome") == (outcome or ""), where
     choice = step["choices"][0]
-    accepted = verdict.get("accepted") or [outcome]
-    mark = "none" if outcome is None else "right" if choice in accepted else "wrong"
+    # The answer is graded on the setup the question describes: the step's own verdict when the setup changed.
+    graded = verdict if verdict.get("setup_is_lessons", True) else fetch_verdict(server_url, step["id"], "{}")[1]
+    accepted = graded.get("accepted") or [graded["outcome"]]
+    mark = "none" if graded["outcome"] is None else "right" if choice in accepted else "wrong"
     assert verdict_node.get_attribute("data-prediction") == mark, f"{where}: {choice} against {accepted}"
     sentence = page.inner_text("#verdict [data-sentence='verdict']")
     assert sentence.strip(), f"{where}: no sentence for the verdict"

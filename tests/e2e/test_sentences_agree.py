@@ -80,3 +80,23 @@ def test_the_lessons_figures_are_shown_as_printed(open_page, tools, step, shown,
     page = committed(open_page, tools, step)
     text = page.inner_text("#lesson-figure-text").replace("\u202f", " ").replace("\u00a0", " ")
     assert shown in text and not_shown not in text, text
+
+
+def test_step_1_is_graded_on_the_setup_its_question_describes(open_page, tools):
+    """Step 1 asks about the one-layer model without positions: switched to pos_emb, the page shows pos_emb's live
+    result, says the answer is graded on the question's setup, and grades it (and the summary records it) there."""
+    page = open_page("/lesson?step=1&lang=en", locale="en-US")
+    count = tools.render_count(page)
+    page.check("[data-question] input[value=same]")
+    page.click("[data-commit]")
+    count = tools.wait_rendered(page, count)
+    assert page.get_attribute("#verdict", "data-prediction") == "right"
+    page.check("input[name=position][value=learned]")
+    tools.wait_until(page, "() => document.querySelector('#verdict').dataset.outcome === 'different'",
+                     message=page.inner_text("#verdict"))
+    assert TEXTS["graded_question_setup"] in page.inner_text("#verdict")
+    assert page.get_attribute("#verdict", "data-prediction") == "right"
+    page.goto(page.url.replace("step=1", "step=18"))
+    tools.wait_rendered(page, 0)
+    first = page.locator(".summary-table tbody tr").first.inner_text()
+    assert TEXTS["order_choice_same"] in first and TEXTS["order_choice_different"] not in first, first

@@ -4,7 +4,7 @@
 // goes through the lesson controller (controller.js), which this page attaches its drawing to; class mode
 // (class.js) drives the same controller.
 
-import { ApiError, verdictBody } from "../shared/api.js";
+import { ApiError, postVerdict, verdictBody } from "../shared/api.js";
 import { LANGS } from "../shared/constants.js";
 import { explorerUrl, showLineHints, trainedNote } from "../explorer/controls.js";
 import { $, $$, clear, el, show } from "../shared/dom.js";
@@ -403,7 +403,13 @@ async function reveal({ scroll = false } = {}) {
   ui.verdict.textContent = tr("loading");
   let out;
   try {
-    out = await request.run((signal) => kind.fetch(ctx, signal));
+    out = await request.run(async (signal) => {
+      const data = await kind.fetch(ctx, signal);
+      // The question describes the step's own setup: a changed setup's result is shown live, and the answer is
+      // graded on the step's own verdict (the body {}), which the summary keeps too.
+      const changed = step.setup && data.verdict && data.verdict.setup_is_lessons === false;
+      return changed ? { ...data, graded: await postVerdict(step.id, null, signal) } : data;
+    });
   } catch (error) {
     showError(error);
     return;
@@ -414,7 +420,8 @@ async function reveal({ scroll = false } = {}) {
   // The summary sets each prediction beside what the model did when it was revealed: a later edit of
   // the lines redraws the verdict, but does not rewrite that record.
   if ((answerOf(step.id)?.outcome ?? null) === null) {
-    saveAnswer(step.id, { outcome: state.answer.judged.outcome, accepted: state.answer.judged.accepted });
+    const graded = gradedOn(state.answer.judged);
+    saveAnswer(step.id, { outcome: graded.outcome, accepted: graded.accepted });
   }
   hideError();
   await updatePanels();
@@ -460,8 +467,13 @@ function showAnswer() {
 function judge(a) {
   if (a.step.kind === "summary") return judgeSummary();
   if (a.step.kind === "selftest") return judgeSelftest(a.step);
-  return a.kind.judge(a.data, a.ctx);
+  const judged = a.kind.judge(a.data, a.ctx);
+  const g = a.data.graded;
+  return g ? { ...judged, graded: { outcome: g.outcome, accepted: g.accepted } } : judged;
 }
+
+/** What the answer is graded on: the step's own setup's verdict when the setup on screen is another. */
+const gradedOn = (judged) => judged.graded ?? judged;
 
 const LINE_FIELDS = { line_a: "line_a_label", line_b: "line_b_label" };
 
@@ -515,9 +527,11 @@ function predictionText(step, judged) {
   const saved = recordOf(step);
   if (!saved || saved.choice === undefined) return "";
   const choice = choiceLabel(step, saved.choice);
-  if (judged.outcome === null || judged.outcome === undefined) return tr("you_pending", { choice });
-  if (isRight(saved.choice, judged)) return tr("you_right", { choice });
-  return tr("you_wrong", { choice, outcome: choiceLabel(step, judged.outcome) });
+  const graded = gradedOn(judged);
+  const note = judged.graded ? tr("graded_question_setup") : "";
+  if (graded.outcome === null || graded.outcome === undefined) return sentences([note, tr("you_pending", { choice })]);
+  if (isRight(saved.choice, graded)) return sentences([note, tr("you_right", { choice })]);
+  return sentences([note, tr("you_wrong", { choice, outcome: choiceLabel(step, graded.outcome) })]);
 }
 
 const verdictPanel = {
@@ -532,7 +546,7 @@ const verdictPanel = {
     if (a.judged.value !== undefined) ui.verdict.dataset.value = String(a.judged.value);
     const saved = recordOf(a.step);
     ui.verdict.dataset.prediction = !saved || saved.choice === undefined || a.judged.outcome == null
-      ? "none" : isRight(saved.choice, a.judged) ? "right" : "wrong";
+      ? "none" : isRight(saved.choice, gradedOn(a.judged)) ? "right" : "wrong";
     showUnknown(a.judged.unknown ?? []);
   },
 };
