@@ -545,8 +545,9 @@ const verdictPanel = {
     ui.verdict.dataset.outcome = a.judged.outcome ?? "";
     if (a.judged.value !== undefined) ui.verdict.dataset.value = String(a.judged.value);
     const saved = recordOf(a.step);
-    ui.verdict.dataset.prediction = !saved || saved.choice === undefined || a.judged.outcome == null
-      ? "none" : isRight(saved.choice, gradedOn(a.judged)) ? "right" : "wrong";
+    const graded = gradedOn(a.judged);
+    ui.verdict.dataset.prediction = !saved || saved.choice === undefined || graded.outcome == null
+      ? "none" : isRight(saved.choice, graded) ? "right" : "wrong";
     showUnknown(a.judged.unknown ?? []);
   },
 };
