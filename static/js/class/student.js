@@ -1,6 +1,7 @@
 // A student's way into a class: the typed code or the join link, the join screen while it is asked or refused
 // (with its countdown to the next attempt), and an answer to the class's question.
 
+import { LANGS } from "../shared/constants.js";
 import { read, write } from "../shared/storage.js";
 import { isOutage, wording } from "./errors.js";
 import { myPending, mySaved, REMOVED_KEY, STUDENT_KEY, updateSeat } from "./storage.js";
@@ -53,7 +54,7 @@ export async function join(joinCode, missing = "class_gone", name = "") {
   let joined;
   // A new seat: the name (or none: the server gives one in this page's language), and the link's key.
   const lang = (document.documentElement.lang || "en").slice(0, 2);
-  const body = { lang: ["zh", "ja", "fr", "en"].includes(lang) ? lang : "en" };
+  const body = { lang: LANGS.includes(lang) ? lang : "en" };
   if (name) body.name = name;
   if (linkKey && joinCode === linkCode) body.key = linkKey;
   try {
