@@ -2,7 +2,8 @@
 
 import importlib
 
-_HOMES = {"GPT": "model.gpt", "GPTConfig": "model.gpt", "Trace": "model.gpt", "CharTokenizer": "model.tokenizer"}
+_HOMES = {"GPT": "model.gpt", "GPTConfig": "model.gpt", "Trace": "model.gpt", "CharTokenizer": "model.tokenizer",
+          "load_model": "model.loading", "LIMITS": "model.loading"}
 __all__ = list(_HOMES)
 
 

@@ -24,3 +24,11 @@ def train_extra(module: str):
     except ModuleNotFoundError:
         raise MissingExtra(f"{module} is missing: training and building the corpus need the train extra, "
                            "pip install -e '.[train]'") from None
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be served: the message is one line naming the file and the reason."""
+
+    def __init__(self, path, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = str(path), reason

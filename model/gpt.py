@@ -41,8 +41,8 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, cfg: "GPTConfig"):
         super().__init__()
         self.n_head = cfg.n_head
-        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)  # q, k and v of every head in one matmul
-        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)  # mixes what the heads gathered
+        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)  # q, k and v of every head in one matmul
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)  # mixes what the heads gathered
         self.attn_drop = nn.Dropout(cfg.dropout)
         self.resid_drop = nn.Dropout(cfg.dropout)
 
@@ -68,9 +68,9 @@ class CausalSelfAttention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, cfg: "GPTConfig"):
         super().__init__()
-        self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd)
-        self.gelu = nn.GELU()
-        self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd)
+        self.fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
+        self.gelu = nn.GELU()  # the exact (erf) GELU, as nanoGPT's nn.GELU()
+        self.proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
@@ -82,9 +82,9 @@ class Block(nn.Module):
 
     def __init__(self, cfg: "GPTConfig"):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.n_embd)
+        self.ln_1 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.attn = CausalSelfAttention(cfg)
-        self.ln_2 = nn.LayerNorm(cfg.n_embd)
+        self.ln_2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.mlp = MLP(cfg)
 
     def forward(self, x, rope=None, causal=True, off=None):
@@ -104,6 +104,7 @@ class GPTConfig:
     dropout: float = 0.0  # 0 for inference and for the lesson's experiments: results must repeat exactly
     position: PositionMode = "learned"  # learned = GPT-2's pos_emb table, rope = rotary, none = NoPE
     rope_base: float = 10000.0  # RoFormer's base: in a 32-wide head the slowest pair turns once in ~35,300 positions
+    bias: bool = True  # biases in every Linear and LayerNorm, as GPT-2; nanoGPT's bias=False leaves them out
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
@@ -121,6 +122,8 @@ class GPTConfig:
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if not isinstance(self.bias, bool):
+            raise ConfigError(f"bias must be true or false, got {self.bias!r}")
         if not self.rope_base > 1.0:
             raise ConfigError(f"rope_base must be > 1, got {self.rope_base!r}")
 
@@ -156,7 +159,7 @@ class GPT(nn.Module):
             self.pos_emb = nn.Embedding(cfg.block_size, cfg.n_embd)
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
-        self.ln_f = nn.LayerNorm(cfg.n_embd)
+        self.ln_f = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
         self.lm_head = nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
         self.lm_head.weight = self.tok_emb.weight  # weight tying, as GPT-2 and nanoGPT
         if cfg.position == "rope":

@@ -69,3 +69,34 @@ class CharTokenizer:
 
     def token(self, i: int) -> str:
         return self.decode([i])
+
+
+class TableTokenizer(CharTokenizer):
+    """A vocabulary given as a table of ids, as nanoGPT's meta.pkl (`itos`): id i is chars[i], from 0, and no id
+    is set aside for characters outside it, since nanoGPT's models were trained without one.
+
+    Such a character must still be read as something: it is read as `stand_in`, the id of a space when the
+    vocabulary has one (the most neutral character of a text), else id 0. Encoding.unknown flags it, as it flags
+    our unknown id, so the page marks it as it marks any unknown character; its token shows as U+FFFD."""
+
+    def __init__(self, chars, vocab_size: int | None = None):
+        super().__init__(chars)
+        self._ids = {c: i for i, c in enumerate(self.chars)}
+        self.unknown_id = self._ids.get(" ", 0)  # the stand-in: an id the model has an embedding for
+        # The model's vocabulary may be padded past the table (nanoGPT rounds GPT-2's up to 50304); those ids
+        # are never read, and decode shows them as U+FFFD.
+        self._vocab_size = max(vocab_size or 0, len(self.chars))
+
+    @property
+    def vocab_size(self) -> int:
+        return self._vocab_size
+
+    def encode(self, text: str) -> Encoding:
+        ids = [self._ids.get(c, self.unknown_id) for c in text]
+        return Encoding(ids, [c not in self._ids for c in text])
+
+    def decode(self, ids) -> str:
+        return "".join(self.chars[i] if i < len(self.chars) else UNKNOWN for i in ids)
+
+    def to_dict(self) -> dict:
+        return {"itos": self.chars, "vocab_size": self.vocab_size}
