@@ -32,7 +32,7 @@ from app.services.rate_limits import ClassLimits
 from app.services.registry import ModelRegistry
 from app.services.vendor import load_plotly
 from app.services.verdicts import judge_many
-from app.settings import Settings
+from app.settings import Settings, model_specs
 from app.stores import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +50,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         torch.set_num_threads(settings.torch_threads)
-        app.state.registry = ModelRegistry.load(settings.weights_dir, settings.model_cache_size)
+        app.state.registry = ModelRegistry.load(settings.weights_dir, settings.model_cache_size,
+                                                model_specs(settings.models))
         app.state.plotly = load_plotly()
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
         registry = app.state.registry

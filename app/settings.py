@@ -1,12 +1,47 @@
 """Every setting in one place, read from the environment (prefix HP_), e.g. HP_CACHE_SIZE=0."""
 
 import os
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from model.assets import WEIGHTS_DIR
+from app.domain.model_names import MODEL_NAME
+from model.assets import WEIGHTS_DIR, model_name
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model the operator serves beside the shipped ones: `heads-positions serve --model`, or HP_MODELS."""
+
+    name: str
+    path: Path
+    meta: Path | None = None  # nanoGPT's meta.pkl, when it is not where model.loading looks for it
+
+
+def model_specs(text: str) -> list[ModelSpec]:
+    """Comma-separated PATH, NAME=PATH, or NAME=ckpt.pt,meta=PATH. Raises ValueError, one line naming the entry."""
+    specs: list[ModelSpec] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        if item.startswith("meta="):
+            if not specs or specs[-1].meta is not None:
+                raise ValueError(f"{item!r}: meta= follows the checkpoint it belongs to, as NAME=ckpt.pt,meta=PATH")
+            specs[-1] = replace(specs[-1], meta=Path(item.removeprefix("meta=")).expanduser())
+            continue
+        name, given, path = item.partition("=")
+        path = Path(path if given else name).expanduser()
+        name = name if given else model_name(path)
+        if not re.fullmatch(MODEL_NAME, name):
+            raise ValueError(f"{item!r}: a model's name is 1 to 40 letters, digits, '_', '.' or '-', starting with a "
+                             f"letter or digit (got {name!r}); give one as NAME=PATH")
+        if any(spec.name == name for spec in specs):
+            raise ValueError(f"{item!r}: the name {name!r} is given twice; name each model as NAME=PATH")
+        specs.append(ModelSpec(name, path))
+    return specs
 
 
 def _default_data_dir() -> Path:
@@ -19,6 +54,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HP_", frozen=True)
 
     weights_dir: Path = Field(WEIGHTS_DIR, description="Folder with vocab.json, {learned,rope,none}.pt, training.json")
+    models: str = Field("", description="Models served beside the shipped ones, comma-separated: PATH, NAME=PATH, or "
+                        "NAME=ckpt.pt,meta=PATH (a nanoGPT checkpoint and its meta.pkl). `serve --model` adds to it.")
     max_body_bytes: int = Field(64 * 1024, description="Larger request bodies get 413.")
     response_cache_size: int = Field(512, description="Responses kept per worker for repeated requests; 0 = off.")
     model_cache_size: int = Field(
@@ -85,6 +122,10 @@ def startup_problems() -> list[str]:
     except ValidationError as error:
         return [f"HP_{'_'.join(map(str, e['loc'])).upper()}={e['input']!r}: {e['msg']}" for e in error.errors()]
     problems = []
+    try:
+        model_specs(settings.models)
+    except ValueError as error:
+        problems.append(f"HP_MODELS (or --model) {error}")
     if not (settings.weights_dir / "vocab.json").is_file():
         problems.append(f"HP_WEIGHTS_DIR={str(settings.weights_dir)!r}: no vocab.json there "
                         "(the folder must hold vocab.json and the .pt weights)")

@@ -15,6 +15,10 @@ def add_parser(sub) -> None:
                    help="0 to 65535, 0 for any free port (default 8000, or $PORT)")
     p.add_argument("--workers", type=whole_number(1, None, "$WORKERS"), default=os.environ.get("WORKERS", "1"),
                    help="worker processes; one per core is a good start (default 1, or $WORKERS)")
+    p.add_argument("--model", action="append", default=[], metavar="[NAME=]PATH[,meta=PATH]",
+                   help="serve a model beside the shipped ones (repeatable): a checkpoint of `heads-positions train "
+                        "--out`, or nanoGPT's ckpt.pt with its meta.pkl (found beside it or at data/<dataset>/, or "
+                        "given as meta=PATH). Adds to $HP_MODELS, comma-separated")
     p.set_defaults(run=run)
 
 
@@ -34,16 +38,42 @@ def whole_number(low: int, high: int | None, variable: str):
     return parse
 
 
+def model_file_problems(specs) -> list[str]:
+    """Each model file opened as a worker would open it, in a process of its own: this one must not load PyTorch
+    (see COMMANDS in app/cli.py), and a file that cannot be served must stop `serve` before it listens, not fail
+    every worker's start again and again."""
+    if not specs:
+        return []
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        return pool.submit(_opened, specs).result()
+
+
+def _opened(specs) -> list[str]:
+    """Runs in the spawned process, which imports PyTorch."""
+    from app.services.registry import model_file_problems
+
+    return model_file_problems(specs)
+
+
 def run(args) -> int:
     from uvicorn import Config
     from uvicorn.config import STARTUP_FAILURE
 
     from app.server.supervisor import Supervisor
-    from app.settings import startup_problems
+    from app.settings import Settings, model_specs, startup_problems
 
+    # The workers read the models from the environment they inherit: --model joins HP_MODELS there.
+    os.environ["HP_MODELS"] = ",".join([*args.model, os.environ.get("HP_MODELS", "")]).strip(",")
     problems = startup_problems()
     if problems:
         print("heads-positions serve: cannot start, because of these settings:", *problems, sep="\n  ", file=sys.stderr)
+        return 2
+    problems = model_file_problems(model_specs(Settings().models))
+    if problems:
+        print(*(f"heads-positions serve: cannot serve {line}" for line in problems), sep="\n", file=sys.stderr)
         return 2
     # Workers import torch before they answer the supervisor's ping; two at once on two cores can take
     # longer than uvicorn's 5 s default, and a worker killed for it restarts from scratch.

@@ -23,6 +23,7 @@ from app.schemas.heads import HeadResults, SnapshotTimeline, StepQuery
 from app.schemas.probe import ProbeQuery, ProbeResponse, RopeSpeedsQuery, RopeSpeedsResponse
 from app.schemas.verdicts import CompareVerdict, CompareWithVerdict
 from app.services.ablation import ablate
+from app.services.model_choice import rope_shape, with_model
 from app.services.options import options
 from app.services.positions import relative_scores
 from app.services.probe import probe, rope_speeds
@@ -39,6 +40,7 @@ async def post_compare(req: CompareRequest, request: Request):
     position information, the lesson's table by depth, the RoPE angles, and the verdict on the gaps when float32
     decides it (else null: ask /compare/verdict)."""
     cache, batcher = compare_path(request)
+    req = with_model(req, request.app.state.registry)
     answer = await cache.answer_batched("compare", req, batcher)
     return await encoded_json(answer, request.headers)
 
@@ -49,7 +51,7 @@ async def post_compare_verdict(req: CompareRequest, request: Request):
     rounding or real (the explorer's sentences). float32 decides where its gap is far above its own error;
     the same weights run again in float64 decide the rest. Asked after /compare on the same body, it reads
     that comparison's float32 pass instead of running it again."""
-    answer = await verdict_path(request).compare(req)
+    answer = await verdict_path(request).compare(with_model(req, request.app.state.registry))
     return await encoded_json(answer, request.headers)
 
 
@@ -58,6 +60,7 @@ async def post_ablate(req: AblateRequest, request: Request, registry: Registry, 
     """Turn heads off and see what breaks: the line with every head on and with the heads in `off` turned
     off (their output zeroed before proj; no weight changes). For each: the loss predicting each next
     character of the line, the top 5 next characters at each position, and every head's attention map."""
+    req = with_model(req, registry)
     answer = await cache.answer("ablate", req, lambda: ablate(req, registry))
     return await encoded_json(answer, request.headers)
 
@@ -69,16 +72,18 @@ def get_options(registry: Registry):
 
 
 @router.get("/rope", response_model=RopeAngles, response_class=NumpyJSONResponse)
-def get_rope(query: Annotated[RopeQuery, Query()]):
+def get_rope(query: Annotated[RopeQuery, Query()], registry: Registry):
     """RoPE's rotation angle for each position and frequency pair: position * base ** (-2i / head_dim)."""
+    head_dim, base = rope_shape(query, registry)
     positions = query.position_list()
-    return NumpyJSONResponse({"positions": positions, **rope_table(positions, query.head_dim, query.base)})
+    return NumpyJSONResponse({"positions": positions, **rope_table(positions, head_dim, base)})
 
 
 @router.post("/relative", response_model=RelativeResponse, response_class=JSONBytes)
 async def post_relative(req: RelativeRequest, request: Request, registry: Registry, cache: Cache):
     """Two characters, one after the other, moved along the line: the score of the second's query on
     the first's key at each absolute start, for each position mode. Flat under rope and none."""
+    req = with_model(req, registry)
     answer = await cache.answer("relative", req, lambda: relative_scores(req, registry))
     return await encoded_json(answer, request.headers)
 

@@ -6,20 +6,21 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from app.domain.lesson_steps import COUPLET, LESSON_SHAPE
-from app.schemas.compare import HEAD_CHOICES, MAX_SEED, N_LAYER_MAX, ModelInfo, check_n_head
+from app.schemas.compare import HEAD_CHOICES, MAX_SEED, N_LAYER_MAX, ModelChoice, ModelInfo, check_n_head
 from app.schemas.text import NoControls
 from model.gpt import PositionMode
+from model.loading import LIMITS
 
 MAX_ABLATE_CHARS = 128  # the training length: the answer carries two runs' attention maps of T x T
-MAX_OFF = 32  # every head of the deepest, widest random model (4 layers of 8 heads)
+MAX_OFF = LIMITS.n_layer * LIMITS.n_head  # every head of the largest model served
 
 
 class HeadRef(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    layer: int = Field(ge=1, le=N_LAYER_MAX, description="Layer, 1-based as on the page; at most the model's n_layer.")
-    head: int = Field(ge=1, le=max(HEAD_CHOICES), description="Head in that layer, 1-based; at most the model's "
-                      "n_head.")
+    layer: int = Field(ge=1, le=LIMITS.n_layer, description="Layer, 1-based as on the page; at most the model's "
+                       "n_layer.")
+    head: int = Field(ge=1, le=LIMITS.n_head, description="Head in that layer, 1-based; at most the model's n_head.")
 
 
 def head_message(field: str, limit_name: str, limit: int, value: int) -> str:
@@ -56,6 +57,7 @@ class AblateRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights, 0 to 2**31.")
+    model: ModelChoice = None
     step: int | None = Field(
         None, ge=0, description="With trained weights: the training step whose snapshot answers (GET /api/snapshots "
         "lists them). Omitted: the end of training, the shipped checkpoint."
@@ -79,9 +81,10 @@ class AblateRequest(BaseModel):
                                          "weights: use weights 'trained' or omit step"),
                 loc=("step",), input=self.step))
         for i, ref in enumerate(self.off):
-            if ref.layer > n_layer:
+            # An operator's model has its own shape, which only the service knows: it checks these heads.
+            if self.model is None and ref.layer > n_layer:
                 errors.append(head_error(i, "layer", "n_layer", n_layer, ref.layer))
-            if ref.head > n_head:
+            if self.model is None and ref.head > n_head:
                 errors.append(head_error(i, "head", "n_head", n_head, ref.head))
             if (ref.layer, ref.head) in seen:
                 errors.append(InitErrorDetails(

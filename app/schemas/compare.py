@@ -15,11 +15,14 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from app.domain.lesson_steps import GAP_STEPS, LESSON_LINES
+from app.domain.model_names import MODEL_NAME
 from app.schemas.text import NoControls
 from model.gpt import PositionMode
+from model.loading import LIMITS
 
 HEAD_CHOICES = (1, 2, 4, 8)  # the head counts that divide n_embd 128 and that the lesson trains
 N_LAYER_MAX = 4
+LAYER_MAX = LIMITS.n_layer  # the deepest model served: an operator's may be deeper than random weights go
 MAX_SEED = 2**31
 MAX_ROPE_POSITIONS = 4096
 MAX_DISTANCE = 64  # the relative experiment's pair: half of pos_emb's 128 rows, so 11 starts still fit
@@ -48,12 +51,21 @@ def _distance_rule(value, handler):
 
 Distance = Annotated[int, Field(ge=1, le=MAX_DISTANCE), WrapValidator(_distance_rule)]
 
+MAX_LINE_CHARS = 512
 Line = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=512),
+    StringConstraints(min_length=1, max_length=MAX_LINE_CHARS),
     NoControls,
     Field(description="1 to 512 characters; at most 128 with position 'learned' (pos_emb has 128 rows). No control "
           "or format characters (such as U+202E, which reorders a line on screen); a line break is allowed."),
+]
+
+
+ModelChoice = Annotated[
+    str | None,
+    Field(None, pattern=f"^{MODEL_NAME}$",
+          description="One of the operator's models by name (GET /api/options lists them, `serve --model`); its "
+          "position mode answers, so omit `position` or give the model's. Omitted: the shipped or random weights."),
 ]
 
 
@@ -82,9 +94,10 @@ class CompareRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights, 0 to 2**31.")
+    model: ModelChoice = None
     causal: bool = Field(True, description="false removes the causal mask (full attention): the control experiment.")
     layer: int | None = Field(
-        None, ge=1, le=N_LAYER_MAX,
+        None, ge=1, le=LAYER_MAX,
         description="Only this layer's attention maps (1-based), to keep long lines' answers small. "
         "Omitted: every layer. `attention_layers` in the answer says which layers `attention` holds.",
     )
@@ -173,6 +186,8 @@ class HeadSplit(BaseModel):
 
 
 class ModelInfo(BaseModel):
+    name: str | None = Field(None, description="The operator's model that answered; null for shipped or random "
+                             "weights.")
     position: PositionMode = Field(description="How the model knows order: learned, rope or none.")
     weights: Literal["random", "trained"] = Field(description="Untrained from a seed, or the shipped weights.")
     n_layer: int = Field(description="Blocks.")
@@ -212,6 +227,26 @@ class TrainedShape(BaseModel):
     val_loss: float | None = Field(None, description="Validation loss of the shipped file, nats per character.")
 
 
+class ServedModel(BaseModel):
+    name: str = Field(description="What a request's `model` field names.")
+    format: Literal["heads-positions", "nanogpt"] = Field(description="Written by `heads-positions train --out`, "
+                                                          "or nanoGPT's train.py (ckpt.pt with its meta.pkl).")
+    position: PositionMode = Field(description="How it knows order: nanoGPT's models are all 'learned'.")
+    n_layer: int = Field(description="Blocks.")
+    n_head: int = Field(description="Heads per attention layer.")
+    n_embd: int = Field(description="Width of the residual stream.")
+    head_dim: int = Field(description="n_embd / n_head.")
+    block_size: int = Field(description="Training length, and rows of pos_emb.")
+    vocab_size: int = Field(description="Ids of its vocabulary (ours count the unknown id; nanoGPT's have none).")
+    params: int = Field(description="Parameters, lm_head counted once (tied to tok_emb).")
+    val_loss: float | None = Field(description="Validation loss the file records (nanoGPT's best_val_loss), nats "
+                                   "per character; null when it records none.")
+    max_chars: int = Field(description="Longest line it reads.")
+    lines: list[str] = Field(description="Two lines to start from: the lesson's when its vocabulary holds their "
+                             "characters, else two made of characters it knows.")
+    lesson_lines: bool = Field(description="Whether `lines` are the lesson's.")
+
+
 class Options(BaseModel):
     positions: list[str] = Field(description="Position modes.")
     n_head: list[int] = Field(description="Head counts random weights accept.")
@@ -221,6 +256,8 @@ class Options(BaseModel):
     trained: dict[str, TrainedShape] = Field(description="Shipped trained weights per position mode.")
     random: dict[str, int] = Field(description="n_layer and n_head of random weights when the request omits them.")
     defaults: CompareRequest = Field(description="What POST /api/compare assumes for omitted fields.")
+    models: list[ServedModel] = Field(description="The operator's models (`serve --model`, HP_MODELS), in the "
+                                        "order given; a request's `model` field names one.")
     langs: list[str] = Field(description="The languages the pages speak (?lang=).")
     max_ablate_chars: int = Field(description="Longest line POST /api/ablate accepts.")
 
@@ -232,6 +269,9 @@ class RopeQuery(BaseModel):
         "0,1,2,3,4", description="Comma-separated whole positions >= 0, at most 4096 of them, e.g. 0,1,2."
     )
     head_dim: int = Field(32, ge=2, le=1024, multiple_of=2, description="Even head size, 2 to 1024.")
+    model: str | None = Field(None, pattern=f"^{MODEL_NAME}$", description="One of the operator's models by name: "
+                               "its head size and RoPE base replace head_dim and base, which must then be omitted "
+                               "or equal to the model's.")
     # allow_inf_nan=False: nan compares false with every bound, and would be refused as "too large".
     base: float = Field(10000.0, gt=1.0, le=1e9, allow_inf_nan=False, description="RoPE base, > 1, at most 1e9.")
 
@@ -278,6 +318,8 @@ class RelativeRequest(BaseModel):
         json_schema_extra={"enum": [*HEAD_CHOICES, None]},
     )
     seed: int = Field(0, ge=0, le=MAX_SEED, description="Seed of the random weights.")
+    model: str | None = Field(None, pattern=f"^{MODEL_NAME}$", description="One of the operator's models by name: "
+                               "`scores` then holds its position mode only.")
     distance: Distance = Field(1, description="How many places after `first` `second` stands, "
                           f"1 to {MAX_DISTANCE}; the pair is run alone, nothing between them.")
 

@@ -29,12 +29,13 @@ class OffHeadError(InputError):
 
 
 def ablate(req: AblateRequest, registry: ModelRegistry) -> dict:
-    model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
+    model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed, req.model)
     if req.step is not None:
         model = snapshot_model(registry, req.position, req.step, model)
     cfg = model.config
     mask = heads_off_mask(req, model)
-    ids = registry.tokenizer.encode(req.line)
+    tok = registry.tokenizer_for(req.model)
+    ids = tok.encode(req.line)
     check_length("line", ids, cfg)
     T = len(ids)
     # Row 0 every head on, row 1 the heads off; the copies fill_rows adds are never read.
@@ -46,7 +47,8 @@ def ablate(req: AblateRequest, registry: ModelRegistry) -> dict:
     off = [{"layer": int(layer) + 1, "head": int(head) + 1} for layer, head in mask.nonzero().tolist()]
     return {
         "model": {
-            "position": cfg.position, "weights": req.weights, "n_layer": cfg.n_layer, "n_head": cfg.n_head,
+            "name": req.model, "position": cfg.position, "weights": req.weights, "n_layer": cfg.n_layer,
+            "n_head": cfg.n_head,
             "n_embd": cfg.n_embd, "head_dim": cfg.n_embd // cfg.n_head, "block_size": cfg.block_size,
             "seed": req.seed if req.weights == "random" else None, "causal": True, "vocab_size": cfg.vocab_size,
             "step": req.step,
@@ -56,8 +58,8 @@ def ablate(req: AblateRequest, registry: ModelRegistry) -> dict:
         "unknown": ids.unknown,
         "off": off,
         "heads_off": mask.tolist(),
-        "all_on": _run(logits[0], attention, 0, ids, registry.tokenizer),
-        "ablated": _run(logits[1], attention, 1, ids, registry.tokenizer),
+        "all_on": _run(logits[0], attention, 0, ids, tok),
+        "ablated": _run(logits[1], attention, 1, ids, tok),
     }
 
 

@@ -108,7 +108,7 @@ def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[An
             for i, plan in group:
                 by_model = {model: next(runs) for model in plan.models}
                 unmasked = next(runs) if _controls(plan) else None
-                answers[i] = Answer(_answer(plan, by_model, registry.tokenizer))
+                answers[i] = Answer(_answer(plan, by_model, registry.tokenizer_for(plan.req.model)))
                 answers[i].facts = gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
                                              alignment(plan.ids_a, plan.ids_b), unmasked)
     return answers
@@ -163,9 +163,9 @@ def memory_groups(plans: list[tuple[int, Plan]]):
 
 
 def plan_compare(req: CompareRequest, registry: ModelRegistry) -> Plan:
-    model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed)
+    model = choose_model(registry, req.position, req.weights, req.n_layer, req.n_head, req.seed, req.model)
     cfg = model.config
-    tok = registry.tokenizer
+    tok = registry.tokenizer_for(req.model)
     enc = {"line_a": tok.encode(req.line_a), "line_b": tok.encode(req.line_b)}
     for field, ids in enc.items():
         check_length(field, ids, cfg)
@@ -175,7 +175,9 @@ def plan_compare(req: CompareRequest, registry: ModelRegistry) -> Plan:
                          "less_than_equal", {"le": cfg.n_layer})
     layers = [req.layer - 1] if req.layer else list(range(cfg.n_layer))
 
-    depth_models = [registry.random(req.position, n_layer, cfg.n_head, req.seed) for n_layer in LESSON_DEPTHS]
+    # An operator's model gets its table by depth from untrained models of its own vocabulary and width.
+    like = cfg if req.model is not None else None
+    depth_models = [registry.random(req.position, n_layer, cfg.n_head, req.seed, like) for n_layer in LESSON_DEPTHS]
     return Plan(req, model, ids_a, ids_b, layers, depth_models)
 
 
@@ -187,7 +189,8 @@ def _answer(plan: Plan, runs_by_model: dict, tok: CharTokenizer) -> dict:
 
     return {
         "model": {
-            "position": cfg.position, "weights": req.weights, "n_layer": cfg.n_layer, "n_head": cfg.n_head,
+            "name": req.model, "position": cfg.position, "weights": req.weights, "n_layer": cfg.n_layer,
+            "n_head": cfg.n_head,
             "n_embd": cfg.n_embd, "head_dim": cfg.head_dim, "block_size": cfg.block_size,
             "seed": req.seed if req.weights == "random" else None, "causal": req.causal,
             "vocab_size": cfg.vocab_size,

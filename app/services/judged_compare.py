@@ -34,7 +34,7 @@ def compare_judged(reqs: list[CompareRequest], registry: ModelRegistry) -> list[
     answers = compare_many(reqs, registry)
     for req, answer in zip(reqs, answers):
         if isinstance(answer, Answer):
-            answer["verdict"] = explorer_verdict(req, registry.tokenizer, answer.facts, {})
+            answer["verdict"] = explorer_verdict(req, registry.tokenizer_for(req.model), answer.facts, {})
             answer["step_verdict"] = req.lesson_step and step_verdict32(req, answer.facts, registry)
     return answers
 

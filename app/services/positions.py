@@ -4,6 +4,7 @@ from functools import lru_cache
 
 import torch
 
+from app.errors import InputError
 from app.schemas.compare import RelativeRequest
 from app.services.model_choice import choose_model
 from app.services.registry import ModelRegistry
@@ -21,18 +22,26 @@ MAX_LAG = 64  # half the table: every lag up to it is averaged over at least 64 
 RHYTHM_MARGIN = 0.2  # cosine: the period's rows this much more alike than the median lag's: a rhythm shows
 
 
-def relative_starts(distance: int) -> list[int]:
+def relative_starts(distance: int, positions: int = 128) -> list[int]:
     """Every sixth start: the two characters stand at start and start + distance, and learned's table ends
-    at 127."""
-    return list(range(0, 128 - distance, 6))
+    at 127 (an operator's model: at its last position, if sooner)."""
+    return list(range(0, positions - distance, 6))
 
 
 def relative_scores(req: RelativeRequest, registry: ModelRegistry) -> dict:
-    enc = registry.tokenizer.encode(req.first + req.second)
-    starts = relative_starts(req.distance)
+    enc = registry.tokenizer_for(req.model).encode(req.first + req.second)
+    if req.model is None:
+        models = {p: choose_model(registry, p, req.weights, req.n_layer, req.n_head, req.seed) for p in POSITION_MODES}
+        starts = relative_starts(req.distance)
+    else:
+        model = choose_model(registry, "", "trained", req.n_layer, req.n_head, req.seed, req.model)
+        models = {model.config.position: model}
+        starts = relative_starts(req.distance, min(128, model.config.max_positions))
+        if not starts:
+            raise InputError("distance", f"distance must be less than model '{req.model}' reads positions "
+                             f"({model.config.max_positions})", "less_than", {"lt": model.config.max_positions})
     scores = {}
-    for position in POSITION_MODES:
-        model = choose_model(registry, position, req.weights, req.n_layer, req.n_head, req.seed)
+    for position, model in models.items():
         scores[position] = pair_scores(model, enc[0], enc[1], starts, req.distance).numpy()
     return {"first": req.first, "second": req.second, "distance": req.distance, "starts": starts,
             "scores": scores, "unknown": enc.unknown}

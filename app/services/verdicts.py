@@ -634,7 +634,7 @@ class CompareJudging:
         self.req, self.facts = req, facts
         self.plan: Plan = plan_compare(req, registry)  # /api/compare's: the same models, and the same 422s
         self.ids_a, self.ids_b = self.plan.ids_a, self.plan.ids_b
-        self.tokenizer = registry.tokenizer
+        self.tokenizer = registry.tokenizer_for(req.model)
 
     def jobs32(self) -> list[tuple]:
         p = self.plan

@@ -92,7 +92,9 @@ def test_the_shared_models_weights_are_unchanged(client, registry):
      "layer must be at most n_layer (2): this model has no layer 3"),
     ({"weights": "random", "n_layer": 1, "n_head": 2, "off": [{"layer": 1, "head": 3}]}, ["body", "off", 0, "head"],
      "head must be at most n_head (2): this model has no head 3"),
-    ({"off": [{"layer": 1, "head": 9}]}, ["body", "off", 0, "head"], "less than or equal to 8"),  # no model has 9
+    ({"off": [{"layer": 1, "head": 9}]}, ["body", "off", 0, "head"], "head must be at most n_head (4)"),
+    # No model served has 17 heads (model.loading.LIMITS)
+    ({"off": [{"layer": 1, "head": 17}]}, ["body", "off", 0, "head"], "less than or equal to 16"),
     ({"off": [{"layer": 0, "head": 1}]}, ["body", "off", 0, "layer"], "greater than or equal to 1"),
 ])
 def test_a_head_that_does_not_exist_is_a_422_naming_the_field(client, body, loc, msg):
