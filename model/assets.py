@@ -20,3 +20,9 @@ SNAPSHOTS_PATH = WEIGHTS_DIR / "snapshots.json"  # their heads measured as heads
 
 def snapshot_path(position: str, step: int, snapshots_dir: Path = SNAPSHOTS_DIR) -> Path:
     return snapshots_dir / f"{position}-{step:05d}.pt"
+
+
+def model_name(path: Path) -> str:
+    """The name a model file is listed under when none is given: its stem, or for nanoGPT's ckpt.pt (every run's
+    file has that name) its folder's, e.g. out-shakespeare-char."""
+    return path.stem if path.stem != "ckpt" else (path.resolve().parent.name or "nanogpt")

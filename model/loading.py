@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import torch
 
+from model.assets import model_name
 from model.checkpoint import TIED
 from model.errors import ConfigError, ModelFileError
 from model.gpt import GPT, GPTConfig
@@ -96,7 +97,8 @@ def _ours(path: Path, payload: dict) -> LoadedModel:
     weights = _tensors(path, payload["weights"].items())
     meta = payload.get("meta") or {}
     model = _build(path, cfg, weights)
-    return LoadedModel(model, tokenizer, _describe(path, path.stem, "heads-positions", model, meta.get("val_loss")))
+    return LoadedModel(model, tokenizer, _describe(path, model_name(path), "heads-positions", model,
+                                                   meta.get("val_loss")))
 
 
 # nanoGPT's parameter names -> ours; N is the block.
@@ -137,8 +139,7 @@ def _nanogpt(path: Path, payload: dict, meta: Path | None) -> LoadedModel:
     best = payload.get("best_val_loss")  # a float, or a 0-d tensor as nanoGPT's estimate_loss returns it
     scalar = isinstance(best, (int, float)) or (isinstance(best, torch.Tensor) and best.numel() == 1)
     val_loss = float(best) if scalar else None
-    name = path.stem if path.stem != "ckpt" else (path.parent.name or "nanogpt")
-    return LoadedModel(model, tokenizer, _describe(path, name, "nanogpt", model, val_loss))
+    return LoadedModel(model, tokenizer, _describe(path, model_name(path), "nanogpt", model, val_loss))
 
 
 def _tensors(path: Path, items) -> dict:
