@@ -5,6 +5,7 @@ and print a Markdown table for docs/benchmarks.md. Loopback only; every run is b
     python scripts/bench.py --only typing [--keystrokes 20]   # the keystroke-to-heatmap figure alone
     python scripts/bench.py --only class [--students 10 30 60]  # a keystroke against a comparison, a class typing
     python scripts/bench.py --only probe  # GET /api/probe for an untrained model: computed, then the cached answer
+    python scripts/bench.py --only model [--compares 40]  # a compare on nanoGPT's shakespeare_char shape / shipped
 
 Also: the time to the first heatmap and the weight of each page in chromium (cold cache, median of
 5), the time from a keystroke to the changed line's heatmaps redrawn, and how many fresh comparisons
@@ -554,6 +555,58 @@ def print_probe(rows: list[dict]) -> None:
         print(f"| {r['n_layer']} | {r['position']} | {r['first']:.0f} | {r['cached']:.1f} |")
 
 
+def model_compare_ratio(compares: int) -> dict:
+    """One /api/compare on an operator's model of nanoGPT's shakespeare_char shape (6 layers x 6 heads x 384, block
+    256, untrained weights in nanoGPT's file format) against the shipped 2 x 4 x 128 model, in one process and one
+    run, alternating, each with fresh lines (no cache answers), as the page sends them: the verdict with it.
+    Returns the median ms of each and their ratio, for lines of 8 and of 128 characters."""
+    import pickle
+
+    import torch
+    from fastapi.testclient import TestClient
+
+    from app.main import create_app
+    from app.settings import Settings
+    from model.gpt import GPT, GPTConfig
+
+    chars = "\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # shakespeare_char's 65
+    big = GPT(GPTConfig(vocab_size=len(chars), block_size=256, n_layer=6, n_head=6, n_embd=384, bias=False))
+    folder = Path(tempfile.mkdtemp())
+    names = (("tok_emb.", "transformer.wte."), ("pos_emb.", "transformer.wpe."), ("ln_f.", "transformer.ln_f."),
+             ("blocks.", "transformer.h."), (".attn.qkv.", ".attn.c_attn."), (".attn.proj.", ".attn.c_proj."),
+             (".mlp.fc.", ".mlp.c_fc."), (".mlp.proj.", ".mlp.c_proj."))
+    state = {}
+    for name, tensor in big.state_dict().items():
+        for ours, theirs in names:
+            name = name.replace(ours, theirs, 1)
+        state[name] = tensor
+    torch.save({"model": state, "model_args": {"n_layer": 6, "n_head": 6, "n_embd": 384, "block_size": 256,
+                                               "bias": False, "vocab_size": len(chars), "dropout": 0.0},
+                "config": {"dataset": "shakespeare_char"}}, folder / "ckpt.pt")
+    (folder / "meta.pkl").write_bytes(pickle.dumps({"vocab_size": len(chars), "itos": dict(enumerate(chars)),
+                                                    "stoi": {c: i for i, c in enumerate(chars)}}))
+    torch.set_num_threads(1)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    figures = {}
+    settings = Settings(models=f"shakespeare={folder / 'ckpt.pt'}", response_cache_size=0)
+    with TestClient(create_app(settings)) as client:
+        for n in (8, 128):
+            times = {"shipped": [], "shakespeare": []}
+            for i in range(compares + 2):
+                for name in times:
+                    line = "".join(letters[(i * 7 + j * (j + 3)) % 26] for j in range(n))
+                    body = {"line_a": line, "line_b": line[::-1]}
+                    if name == "shakespeare":
+                        body["model"] = name
+                    start = time.perf_counter()
+                    assert client.post("/api/compare", json=body).status_code == 200
+                    if i >= 2:  # the first two build the untrained models of each table by depth
+                        times[name].append((time.perf_counter() - start) * 1000)
+            shipped, nano = (statistics.median(times[k]) for k in ("shipped", "shakespeare"))
+            figures[n] = {"shipped_ms": shipped, "model_ms": nano, "ratio": nano / shipped}
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
@@ -564,10 +617,19 @@ def main() -> int:
     parser.add_argument("--keystrokes", type=int, default=20, help="keystrokes per page for the typing figure")
     parser.add_argument("--students", type=int, nargs="+", default=[10, 30, 60], help="class sizes typing at once")
     parser.add_argument("--rounds", type=int, default=3, help="lines each student types, one after the other")
-    parser.add_argument("--only", choices=["typing", "class", "probe"],
+    parser.add_argument("--only", choices=["typing", "class", "probe", "model"],
                         help="typing: only the keystroke-to-heatmap figure; class: only the keystroke figures; "
-                        "probe: only GET /api/probe on untrained models")
+                        "probe: only GET /api/probe on untrained models; model: only a compare on a 6 x 6 x 384 "
+                        "operator's model against the shipped one")
+    parser.add_argument("--compares", type=int, default=40, help="compares of each model for --only model")
     args = parser.parse_args()
+    if args.only == "model":
+        load_before = os.getloadavg()[0]
+        for n, f in model_compare_ratio(args.compares).items():
+            print(f"lines of {n} characters: shipped 2x4x128 {f['shipped_ms']:.1f} ms, 6x6x384 (block 256) "
+                  f"{f['model_ms']:.1f} ms per compare (median of {args.compares}): ratio {f['ratio']:.2f}")
+        print(f"one process, one torch thread; load average before {load_before:.1f}, after {os.getloadavg()[0]:.1f}")
+        return 0
     args.port = args.port or free_port()
     base = f"http://127.0.0.1:{args.port}"
     log = tempfile.TemporaryFile("w+")
