@@ -17,7 +17,7 @@ def explorer_choices(options: dict) -> dict[str, list[str]]:
         "pos": list(options["positions"]),
         "heads": [str(h) for h in options["n_head"]],
         "n_layer": [str(n) for n in range(1, options["n_layer_max"] + 1)],
-        "weights": ["random", "trained"],
+        "weights": ["random", "trained", *(f"model:{m['name']}" for m in options.get("models", []))],
     }
 
 

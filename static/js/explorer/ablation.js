@@ -8,6 +8,7 @@ import { MAX_ABLATE_CHARS } from "../shared/constants.js";
 import { $, clear, el, show } from "../shared/dom.js";
 import { draw } from "../shared/draw.js";
 import { fieldMessage, generalMessage } from "../shared/errors.js";
+import { MODEL_PREFIX } from "./controls.js";
 import { headsOff } from "./heads-off.js";
 import { grouped, sentences, tr } from "../shared/i18n.js";
 import { latest } from "../shared/latest.js";
@@ -24,6 +25,8 @@ export function offLabel(off) {
 
 /** The /api/ablate body for what the explorer shows (context()), the heads off, and the training step asked. */
 function ablateBody(c, off, step) {
+  // An operator's model (the weights menu's "model:" + name) answers in its own mode and shape.
+  if (c.weights.startsWith(MODEL_PREFIX)) return { line: c.line, model: c.weights.slice(MODEL_PREFIX.length), off };
   const out = { line: c.line, position: c.position, weights: c.weights, off };
   // The training step on the gallery's slider: trained weights as they stood then (null: the shipped ones).
   if (c.weights === "trained" && step !== null) out.step = step;

@@ -12,6 +12,25 @@ export function trainedShape(options, position) {
   return options?.trained?.[position] ?? null;
 }
 
+/** The weights menu's value for an operator's model is MODEL_PREFIX + its name (served with `serve --model`). */
+export const MODEL_PREFIX = "model:";
+
+/** The operator's model a weights value names ({name, position, n_layer, ...} of /api/options models), or null. */
+export function servedModel(options, weights) {
+  if (!weights?.startsWith(MODEL_PREFIX)) return null;
+  return options?.models?.find((m) => m.name === weights.slice(MODEL_PREFIX.length)) ?? null;
+}
+
+/** The note under the weights for an operator's model; startLines: the page replaced the lesson's lines. */
+export function modelNote(model, startLines) {
+  const parts = [tr("model_note", { ...model, position: tr(`pos_${model.position}`) })];
+  if (model.val_loss !== null && model.val_loss !== undefined) {
+    parts.push(tr("trained_val_loss", { val_loss: Number(model.val_loss).toFixed(3) }));
+  }
+  if (startLines) parts.push(tr("model_lines"));
+  return sentences(parts);
+}
+
 /** The note under the weights: what the trained weights fix, and their validation loss when it shipped. */
 export function trainedNote(shape) {
   const note = tr("trained_shape", shape);
@@ -32,6 +51,12 @@ export function showLineHints(lines, max) {
 /** The /api/compare body for a setup. Trained weights fix their own shape: sending n_layer or n_head could
  * only conflict with it. b null: a step that reads line A only compares it with itself. */
 export function compareBody(setup) {
+  if (setup.weights?.startsWith(MODEL_PREFIX)) {
+    // The model answers in its own mode and shape: position, n_layer and n_head are its file's.
+    const body = { line_a: setup.a, line_b: setup.b ?? setup.a, model: setup.weights.slice(MODEL_PREFIX.length) };
+    if (!setup.causal) body.causal = false;
+    return body;
+  }
   const body = { line_a: setup.a, line_b: setup.b ?? setup.a, position: setup.position, weights: setup.weights };
   if (setup.weights === "random") {
     if (setup.n_head) body.n_head = setup.n_head;

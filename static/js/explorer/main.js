@@ -5,7 +5,9 @@ import { createAblationPanel } from "./ablation.js";
 import { ApiError, FIELD_CONTROLS, getOptions, postCompareJudged } from "../shared/api.js";
 import { $, $$, show } from "../shared/dom.js";
 import { downloadText } from "../shared/draw.js";
-import { compareBody, showLineHints, trainedNote, trainedShape as shapeOf } from "./controls.js";
+import {
+  compareBody, modelNote, MODEL_PREFIX, servedModel, showLineHints, trainedNote, trainedShape as shapeOf,
+} from "./controls.js";
 import { fieldMessage } from "../shared/errors.js";
 import { applyDict, loadDict, setDict, tr } from "../shared/i18n.js";
 import { LANGS, MODES } from "../shared/constants.js";
@@ -14,7 +16,7 @@ import { ANSWER_PANELS, modelSummary, renderHeatmaps, renderRopePairs, unknownNo
 import { createProbePanels } from "./probe.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
-import { explorerState, readState, sameState, toSearch } from "./state.js";
+import { DEFAULTS, explorerState, readState, sameState, toSearch } from "./state.js";
 import "../shared/typeset.js"; // every figure in the page's text stays on one line
 
 /**
@@ -58,6 +60,7 @@ const state = () => explorerState.get();
 /** What the page knows besides its state: the server's answers and where the page is with them. */
 const page = {
   options: null, // /api/options
+  startLines: null, // the operator's model whose two known lines replaced the lesson's, so its note says so
   answer: null, // the last successful /api/compare answer
   answerKey: null, // the request body that produced it
   // The server's verdict on each answer (POST /api/compare/verdict), kept beside it, never written into it: the
@@ -93,6 +96,7 @@ function writeUrl(mode) {
  * null until the user picks: the default then follows the mode (trained where shipped).
  */
 function effectiveWeights() {
+  if (state().weights?.startsWith(MODEL_PREFIX)) return state().weights; // an operator's model, as the menu says
   return state().weights !== "random" && shapeOf(page.options, state().pos) ? "trained" : "random";
 }
 
@@ -107,11 +111,15 @@ function isLong() {
 
 /** The depth of the model the next request will get, when the page already knows it. */
 function knownDepth() {
+  const model = servedModel(page.options, state().weights);
+  if (model) return model.n_layer;
   if (effectiveWeights() === "trained") return shapeOf(page.options, state().pos).n_layer;
   return state().nLayer ?? page.options?.random?.n_layer ?? null;
 }
 
 function maxChars() {
+  const model = servedModel(page.options, state().weights);
+  if (model) return model.max_chars;
   return page.options?.max_chars?.[state().pos] ?? null;
 }
 
@@ -136,8 +144,54 @@ function updateWeightsUi() {
   } else if (options && state().weights !== "random") {
     note = tr("trained_missing_mode");
   }
+  const model = servedModel(options, state().weights);
+  // The model's file fixes its mode, depth and heads: the controls for them show it and wait.
+  for (const radio of ui.positions) radio.disabled = Boolean(model);
+  if (model) {
+    ui.heads.disabled = true;
+    ui.nLayer.disabled = true;
+    note = modelNote(model, page.startLines === model.name);
+  }
+  for (const option of ui.weights.querySelectorAll("option[data-model]")) {
+    option.textContent = tr("weights_model", { name: option.dataset.model });
+  }
   ui.weightsNote.textContent = note;
   show(ui.weightsNote, Boolean(note));
+  showShippedNotes(model);
+}
+
+/** The shipped results' panels are measured on the shipped models: with an operator's model they say so. */
+const SHIPPED_PANELS = ["panel-training", "panel-length", "panel-gallery", "panel-positions"];
+function showShippedNotes(model) {
+  for (const id of SHIPPED_PANELS) {
+    const panel = $(`#${id}`);
+    if (!panel) continue;
+    let note = panel.querySelector("[data-shipped-note]");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "note";
+      note.dataset.shippedNote = "";
+      (panel.querySelector("h2") ?? panel.firstElementChild).after(note);
+    }
+    note.textContent = model ? tr("shipped_only", { name: model.name }) : "";
+    show(note, Boolean(model));
+  }
+}
+
+/**
+ * The state a weights choice makes. An operator's model brings its own mode; when its vocabulary lacks the lesson's
+ * lines and those are on screen, it brings two lines it knows (/api/options models[].lines), and the note says so.
+ */
+function weightsChange(weights) {
+  const model = servedModel(page.options, weights);
+  if (!model) return { weights };
+  const change = { weights, pos: model.position };
+  const { a, b } = state();
+  if (!model.lesson_lines && a === DEFAULTS.a && b === DEFAULTS.b) {
+    [change.a, change.b] = model.lines;
+    page.startLines = model.name;
+  }
+  return change;
 }
 
 function updateHints() {
@@ -486,7 +540,7 @@ function bind() {
     radio.addEventListener("change", onChange(() => ({ pos: radio.value })));
   }
   ui.heads.addEventListener("change", onChange(() => ({ heads: Number(ui.heads.value) })));
-  ui.weights.addEventListener("change", onChange(() => ({ weights: ui.weights.value })));
+  ui.weights.addEventListener("change", onChange(() => weightsChange(ui.weights.value)));
   ui.layer.addEventListener("change", onChange(() => ({ layer: Number(ui.layer.value) }), { fetch: false }));
   ui.nLayer.addEventListener("change", onChange(() => ({ nLayer: Number(ui.nLayer.value) })));
   // Both views and both ways of subtracting are in the answer already: redraw, do not refetch.
@@ -532,6 +586,8 @@ async function start() {
   const got = await optionsRequest;
   if (got instanceof Error) showError(got);
   else page.options = got;
+  // A link that names an operator's model: its mode, and its start lines when the lesson's are on screen.
+  if (servedModel(page.options, state().weights)) explorerState.set(weightsChange(state().weights));
   applyControls();
   // Created once the options are known, so the relative panel asks with the page's weights.
   page.panels.relative = createRelativePanel(() => ({
@@ -554,7 +610,8 @@ async function start() {
     line: state().a,
     position: state().pos,
     weights: effectiveWeights(),
-    nHead: effectiveWeights() === "trained" ? shapeOf(page.options, state().pos).n_head : state().heads,
+    nHead: servedModel(page.options, state().weights)?.n_head
+      ?? (effectiveWeights() === "trained" ? shapeOf(page.options, state().pos).n_head : state().heads),
     nLayer: knownDepth(),
   }));
   await compare();

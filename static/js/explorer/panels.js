@@ -41,6 +41,7 @@ function positionName(position) {
 }
 
 export function weightsLabel(model) {
+  if (model.name) return tr("weights_model", { name: model.name }); // an operator's model (serve --model)
   return model.weights === "trained"
     ? tr("weights_trained_short")
     : tr("weights_random_short", { seed: model.seed ?? 0 });

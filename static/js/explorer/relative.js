@@ -9,6 +9,7 @@ import { draw } from "../shared/draw.js";
 import { fillRich, tr } from "../shared/i18n.js";
 import { latest } from "../shared/latest.js";
 import { whenVisible } from "../shared/lazy.js";
+import { MODEL_PREFIX } from "./controls.js";
 import { relativeFigure } from "./plots-positions.js";
 import { unknownNote, weightsLabel } from "./panels.js";
 import { visible } from "../shared/plots.js";
@@ -27,6 +28,11 @@ function oneChar(value, previous) {
 
 /** The /api/relative body: the page's trained weights only when all three modes ship them, else its random shape. */
 function relativeBody(ctx, chars) {
+  if (ctx.weights.startsWith(MODEL_PREFIX)) {
+    // An operator's model: its own mode only, which the chart draws alone.
+    const model = ctx.weights.slice(MODEL_PREFIX.length);
+    return { first: chars.first, second: chars.second, weights: "trained", model };
+  }
   const weights = ctx.weights === "trained" && ctx.trainedAll ? "trained" : "random";
   const request = { first: chars.first, second: chars.second, weights };
   if (weights === "random") request.n_head = ctx.heads;
