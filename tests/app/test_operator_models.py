@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from reference_gpt import ReferenceGPT
 
 from app.main import create_app
-from app.settings import Settings
+from app.settings import Settings, model_specs
 from model.checkpoint import save_checkpoint
 from model.gpt import GPT, GPTConfig
 from model.loading import load_model
@@ -176,6 +176,20 @@ def test_an_ablated_head_the_model_lacks_is_named(client):
     assert answer.status_code == 422 and answer.json()["detail"][0]["loc"] == ["body", "off", 0, "layer"]
 
 
+def test_model_entries_read_as_the_help_says():
+    specs = model_specs("a=x.pt, out/ckpt.pt,meta=m.pkl ,b=y.pt,meta=z.pkl")
+    assert [(s.name, str(s.path), s.meta and str(s.meta)) for s in specs] == \
+        [("a", "x.pt", None), ("out", "out/ckpt.pt", "m.pkl"), ("b", "y.pt", "z.pkl")]
+
+
+@pytest.mark.parametrize("text, says", [("a=x.pt,a=y.pt", "the name 'a' is given twice"),
+                                        ("meta=m.pkl", "meta= follows the checkpoint"),
+                                        ("my model=x.pt", "a model's name is 1 to 40")])
+def test_a_bad_model_entry_is_named(text, says):
+    with pytest.raises(ValueError, match=says):
+        model_specs(text)
+
+
 def serve(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """`heads-positions serve` as the README starts it; these runs end before it listens."""
     return subprocess.run([CLI, "serve", "--port", "0", *args], env={**os.environ, **(env or {})},
@@ -216,6 +230,12 @@ def test_a_file_that_cannot_be_served_stops_serve_with_one_line_and_exit_2(tmp_p
         assert done.returncode == 2, done.stderr
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and str(path) in lines[0] and says in lines[0], done.stderr
+
+
+@pytest.mark.slow
+def test_a_name_given_twice_stops_serve_before_it_opens_the_files(tmp_path):
+    done = serve("--model", "a=x.pt", env={"HP_MODELS": "a=y.pt"})
+    assert done.returncode == 2 and "HP_MODELS (or --model) 'a=y.pt': the name 'a' is given twice" in done.stderr
 
 
 @pytest.mark.slow
