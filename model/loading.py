@@ -79,11 +79,19 @@ def load_model(path: str | Path, meta: str | Path | None = None) -> LoadedModel:
     except Exception as error:  # torch raises many kinds: a zip, pickle or unpickler error
         raise ModelFileError(path, f"not a checkpoint torch can read safely ({_first_line(error)})") from None
     if isinstance(payload, dict) and {"config", "weights", "vocab"} <= payload.keys():
+        _dicts(path, payload, "config", "weights", "vocab")
         return _ours(path, payload)
     if isinstance(payload, dict) and {"model", "model_args"} <= payload.keys():
+        _dicts(path, payload, "model", "model_args")
         return _nanogpt(path, payload, Path(meta) if meta else None)
     raise ModelFileError(path, "neither a heads-positions checkpoint (config, weights, vocab) nor a nanoGPT one "
                                "(model, model_args)")
+
+
+def _dicts(path: Path, payload: dict, *keys: str) -> None:
+    for key in keys:
+        if not isinstance(payload[key], dict):
+            raise ModelFileError(path, f"its {key} is a {type(payload[key]).__name__}, not a dict")
 
 
 def _ours(path: Path, payload: dict) -> LoadedModel:
@@ -157,7 +165,7 @@ def _tensors(path: Path, items) -> dict:
 
 def _build(path: Path, cfg: GPTConfig, weights: dict) -> GPT:
     """The GPT of cfg holding the weights, once cfg and the weights are within LIMITS."""
-    _check_limits(path, cfg, sum(t.numel() for k, t in weights.items() if k != TIED))
+    _check_limits(path, cfg)
     model = GPT(cfg)
     try:
         model.load_state_dict(weights)
@@ -166,7 +174,17 @@ def _build(path: Path, cfg: GPTConfig, weights: dict) -> GPT:
     return model.eval()
 
 
-def _check_limits(path: Path, cfg: GPTConfig, params: int) -> None:
+def num_params(cfg: GPTConfig) -> int:
+    """GPT(cfg).num_params() without building it: a file's config is checked before its model takes memory."""
+    C = cfg.n_embd
+    # qkv 3C², proj C², fc 4C², mlp proj 4C²; biases 3C + C + 4C + C and two LayerNorms' 2C each, or their gains only.
+    per_layer = 12 * C * C + (13 * C if cfg.bias else 2 * C)
+    positions = cfg.block_size * C if cfg.position == "learned" else 0
+    return cfg.vocab_size * C + positions + cfg.n_layer * per_layer + (2 * C if cfg.bias else C)  # + ln_f
+
+
+def _check_limits(path: Path, cfg: GPTConfig) -> None:
+    params = num_params(cfg)
     for field, value, limit in (("layers", cfg.n_layer, LIMITS.n_layer), ("heads", cfg.n_head, LIMITS.n_head),
                                 ("width (n_embd)", cfg.n_embd, LIMITS.n_embd),
                                 ("context (block_size)", cfg.block_size, LIMITS.block_size),

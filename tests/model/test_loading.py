@@ -14,7 +14,7 @@ import torch
 from model.checkpoint import save_checkpoint
 from model.errors import ModelFileError
 from model.gpt import GPT, GPTConfig
-from model.loading import LIMITS, load_model
+from model.loading import LIMITS, load_model, num_params
 from model.tokenizer import CharTokenizer
 
 CHARS = "\n !',.:;?abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # 61 characters, as shakespeare_char's
@@ -207,3 +207,20 @@ def test_nanogpt_shakespeare_char_is_within_the_limits(tmp_path):
     loaded, tok, desc = load_model(tmp_path / "ckpt.pt")
     assert (desc.n_layer, desc.n_head, desc.n_embd, desc.block_size, desc.vocab_size) == (6, 6, 384, 256, 65)
     assert desc.params <= LIMITS.params
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("position", ["learned", "rope", "none"])
+def test_the_parameter_count_checked_before_building_is_the_models(bias, position):
+    cfg = GPTConfig(vocab_size=65, block_size=40, n_layer=3, n_head=2, n_embd=16, bias=bias, position=position)
+    assert num_params(cfg) == GPT(cfg).num_params()
+
+
+def test_a_file_whose_config_would_be_past_the_parameter_limit_is_refused_before_it_is_built(tmp_path):
+    # Within every other limit (12 x 768, block 1024): GPT-2 small's blocks alone are 85 M parameters.
+    args = {"n_layer": 12, "n_head": 12, "n_embd": 768, "block_size": 1024, "bias": True, "vocab_size": len(CHARS)}
+    torch.save({"model": {"transformer.wte.weight": torch.zeros(1)}, "model_args": args, "config": {}},
+               tmp_path / "ckpt.pt")
+    write_meta(tmp_path / "meta.pkl")
+    with pytest.raises(ModelFileError, match="parameters is past this server's limit of 30,000,000"):
+        load_model(tmp_path / "ckpt.pt")
