@@ -76,8 +76,8 @@ def load_model(path: str | Path, meta: str | Path | None = None) -> LoadedModel:
         raise ModelFileError(path, "no such file") from None
     except IsADirectoryError:
         raise ModelFileError(path, "a folder, not a checkpoint file") from None
-    except Exception as error:  # torch raises many kinds: a zip, pickle or unpickler error
-        raise ModelFileError(path, f"not a checkpoint torch can read safely ({_first_line(error)})") from None
+    except Exception as error:  # torch raises many kinds: a zip, pickle, key or unpickler error
+        raise ModelFileError(path, _unreadable(path, error)) from None
     if isinstance(payload, dict) and {"config", "weights", "vocab"} <= payload.keys():
         _dicts(path, payload, "config", "weights", "vocab")
         return _ours(path, payload)
@@ -253,6 +253,19 @@ def _describe(path: Path, name: str, fmt: str, model: GPT, val_loss) -> ModelDes
                             n_embd=cfg.n_embd, block_size=cfg.block_size, vocab_size=cfg.vocab_size,
                             params=model.num_params(), val_loss=None if val_loss is None else round(float(val_loss), 4),
                             path=str(path))
+
+
+def _unreadable(path: Path, error: Exception) -> str:
+    """Why torch.load(weights_only=True) refused a file, without torch's advice to load it unsafely."""
+    with path.open("rb") as file:
+        head = file.read(4)
+    if not (head.startswith(b"PK\x03\x04") or head[:1] == b"\x80"):  # a zip archive (torch.save), or a pickle
+        return "not a PyTorch checkpoint (neither torch.save's zip archive nor a pickle)"
+    named = re.search(r"Unsupported global: GLOBAL (\S+)", str(error))
+    if named:
+        return (f"refused: it holds {named.group(1)}, an object beyond tensors and plain data that could run code "
+                "when loaded (weights_only)")
+    return f"a damaged or unreadable checkpoint ({_first_line(error)})"
 
 
 def _first_line(error: BaseException) -> str:

@@ -12,7 +12,7 @@
 #    settings of this machine (read here, passed as build args, never written into a file).
 # 4. Run it: wait until healthy; check /healthz, /readyz, POST /api/compare, the page /, its static files
 #    and languages, /api/options (trained weights); measure memory; `docker stop` and time it, once
-#    while serving and once while still starting.
+#    while serving and once while still starting; serve a mounted model (HP_MODELS), and stop on one that is not.
 #
 # Prints each timing, the image size and the DOCKER_HOST used; exits non-zero on any failure. It removes
 # only its own container and stops only a daemon it started (by its pidfile).
@@ -429,6 +429,51 @@ assert b"line-a" in u.urlopen("http://127.0.0.1:8000/?lang=fr", timeout=30).read
 ' || fail "without a network the app does not answer"
 note "no network: healthy" "$(since "$T0") s after docker run, and answers"
 "$DOCKER" rm -f "$CONTAINER" >/dev/null
+
+# A mounted model, as docs/hosting.md serves one (-v DIR:/models:ro -e HP_MODELS=NAME=/models/FILE): written by
+# the image's own PyTorch, so this machine needs none; then a file that is no model stops the container, exit 2.
+MODELS_DIR=$(mktemp -d "$CACHE/models.XXXXXX")
+chmod 755 "$MODELS_DIR"
+"$DOCKER" run --rm --user "$(id -u):$(id -g)" -v "$MODELS_DIR":/out "$IMAGE" python -c '
+from model.checkpoint import save_checkpoint
+from model.gpt import GPT, GPTConfig
+from model.tokenizer import CharTokenizer
+tok = CharTokenizer("abcdefghijklmnopqrstuvwxyz ")
+model = GPT(GPTConfig(vocab_size=tok.vocab_size, n_layer=3, n_head=2, n_embd=32))
+save_checkpoint("/out/mine.pt", model, tok, meta={"val_loss": 2.5})
+' || fail "writing a model to mount"
+chmod 644 "$MODELS_DIR/mine.pt"
+T0=$(now)
+"$DOCKER" run -d --name "$CONTAINER" -v "$MODELS_DIR":/models:ro -e HP_MODELS=mine=/models/mine.pt "$IMAGE" \
+    >/dev/null || fail "docker run -v $MODELS_DIR:/models:ro -e HP_MODELS=mine=/models/mine.pt"
+for _ in $(seq 1 $((HEALTHY_WITHIN * 4 + 40))); do
+    STATUS=$("$DOCKER" inspect -f '{{.State.Health.Status}}' "$CONTAINER")
+    [[ $STATUS == starting ]] || break
+    sleep 0.25
+done
+[[ $STATUS == healthy ]] || fail "with a mounted model the container is $STATUS"
+"$DOCKER" exec "$CONTAINER" python -c '
+import json, urllib.request as u
+models = json.load(u.urlopen("http://127.0.0.1:8000/api/options", timeout=30))["models"]
+assert [(m["name"], m["n_layer"], m["n_head"], m["val_loss"]) for m in models] == [("mine", 3, 2, 2.5)], models
+body = json.dumps({"model": "mine", "line_a": "the dog bit", "line_b": "bit the dog"}).encode()
+req = u.Request("http://127.0.0.1:8000/api/compare", body, {"Content-Type": "application/json"})
+answer = json.load(u.urlopen(req, timeout=30))
+assert answer["model"]["name"] == "mine" and len(answer["lines"][0]["attention"]) == 3, answer["model"]
+' || fail "the mounted model is not served"
+note "mounted model (HP_MODELS)" "healthy $(since "$T0") s after docker run; /api/options and /api/compare serve it"
+"$DOCKER" rm -f "$CONTAINER" >/dev/null
+echo "not a model" >"$MODELS_DIR/bad.pt"
+chmod 644 "$MODELS_DIR/bad.pt"
+"$DOCKER" run --name "$CONTAINER" -v "$MODELS_DIR":/models:ro -e HP_MODELS=/models/bad.pt "$IMAGE" \
+    >/dev/null 2>"$MODELS_DIR/refused.log" && fail "a mounted file that is no model did not stop the container"
+REFUSED=$("$DOCKER" inspect -f '{{.State.ExitCode}}' "$CONTAINER")
+[[ $REFUSED == 2 ]] || fail "a mounted file that is no model: exit code $REFUSED, not 2"
+grep -q "/models/bad.pt: not a PyTorch checkpoint" "$MODELS_DIR/refused.log" \
+    || fail "a mounted file that is no model: the log does not name it ($(cat "$MODELS_DIR/refused.log"))"
+note "mounted file that is no model" "exit 2: $(grep -m1 bad.pt "$MODELS_DIR/refused.log")"
+"$DOCKER" rm -f "$CONTAINER" >/dev/null
+rm -rf "$MODELS_DIR"
 
 # docker stop while it is still starting (Python importing torch has no SIGTERM handler of its own yet).
 "$DOCKER" run -d --name "$CONTAINER" "$IMAGE" >/dev/null || fail "docker run"

@@ -220,7 +220,7 @@ def too_deep(folder: Path) -> Path:
 
 @pytest.mark.slow  # each starts the command, which opens the files in a process of its own
 @pytest.mark.parametrize("make, says", [
-    (text_file, "not a checkpoint torch can read safely"), (other_dict, "neither a heads-positions checkpoint"),
+    (text_file, "not a PyTorch checkpoint"), (other_dict, "neither a heads-positions checkpoint"),
     (gpt2_bpe, "a GPT-2 BPE model"), (too_deep, "13 layers is past this server's limit"),
 ])
 def test_a_file_that_cannot_be_served_stops_serve_with_one_line_and_exit_2(tmp_path, make, says):

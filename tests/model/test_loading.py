@@ -165,10 +165,16 @@ def test_a_meta_pkl_with_a_reduce_payload_is_refused_without_running_it(tmp_path
     assert marker.exists()
 
 
+class Unsafe:
+    """An object torch.save pickles by its class: weights_only refuses to build it."""
+
+
 def test_files_that_are_neither_format_are_refused_with_one_line(tmp_path):
     (tmp_path / "notes.txt").write_text("not a checkpoint")
     torch.save({"state_dict": {}}, tmp_path / "other.pt")
-    for path, reason in ((tmp_path / "notes.txt", "not a checkpoint torch can read safely"),
+    torch.save({"model": Unsafe(), "model_args": {}}, tmp_path / "objects.pt")
+    for path, reason in ((tmp_path / "notes.txt", "not a PyTorch checkpoint"),
+                         (tmp_path / "objects.pt", f"refused: it holds {Unsafe.__module__}.Unsafe, an object "),
                          (tmp_path / "other.pt", "neither a heads-positions checkpoint"),
                          (tmp_path / "missing.pt", "no such file")):
         with pytest.raises(ModelFileError) as error:
