@@ -38,7 +38,7 @@ def whole_number(low: int, high: int | None, variable: str):
     return parse
 
 
-def model_file_problems(specs) -> list[str]:
+def models_opened_apart(specs) -> list[str]:
     """Each model file opened as a worker would open it, in a process of its own: this one must not load PyTorch
     (see COMMANDS in app/cli.py), and a file that cannot be served must stop `serve` before it listens, not fail
     every worker's start again and again."""
@@ -71,7 +71,7 @@ def run(args) -> int:
     if problems:
         print("heads-positions serve: cannot start, because of these settings:", *problems, sep="\n  ", file=sys.stderr)
         return 2
-    problems = model_file_problems(model_specs(Settings().models))
+    problems = models_opened_apart(model_specs(Settings().models))
     if problems:
         print(*(f"heads-positions serve: cannot serve {line}" for line in problems), sep="\n", file=sys.stderr)
         return 2
