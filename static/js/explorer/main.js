@@ -161,7 +161,9 @@ function updateWeightsUi() {
 }
 
 /** The shipped results' panels are measured on the shipped models: with an operator's model they say so. */
-const SHIPPED_PANELS = ["panel-training", "panel-length", "panel-gallery", "panel-positions"];
+const SHIPPED_PANELS = [
+  "panel-training", "panel-length", "panel-gallery", "panel-positions", "panel-probe", "panel-speeds",
+];
 function showShippedNotes(model) {
   for (const id of SHIPPED_PANELS) {
     const panel = $(`#${id}`);
