@@ -3,6 +3,7 @@
 import asyncio
 import gc
 import logging
+import re
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -129,6 +130,8 @@ def _add_error_handlers(app: FastAPI) -> None:
         # by a JSONDecodeError (fastapi.routing): the rule that body broke is in its cause.
         if exc.status_code == 400 and isinstance(exc.__cause__, Exception):
             return JSONResponse({"detail": [unparseable_body(exc.__cause__)]}, status_code=422)
+        if exc.status_code == 405 and (allow := allowed_methods(request)):
+            exc = StarletteHTTPException(405, exc.detail, headers={"Allow": allow})
         return await http_exception_handler(request, exc)
 
     @app.exception_handler(RequestValidationError)
@@ -138,6 +141,18 @@ def _add_error_handlers(app: FastAPI) -> None:
         errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"], **_rule_values(e.get("ctx"))}
                   for e in exc.errors()]
         return JSONResponse({"detail": errors}, status_code=422)
+
+
+def allowed_methods(request: Request) -> str | None:
+    """Every method the request's path answers, for a 405's Allow, from the app's own OpenAPI paths. Starlette names
+    only the first route whose path matches, and one path can be two routes (GET and DELETE /api/classes/{code}).
+    None for a path the schema does not list (the pages, /static)."""
+    methods = set()
+    for template, operations in request.app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(template))  # {code} -> one path segment
+        if re.fullmatch(pattern, request.url.path):
+            methods |= {method.upper() for method in operations}
+    return ", ".join(sorted(methods)) or None
 
 
 CTX_MAX_CHARS = 100

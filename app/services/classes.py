@@ -165,7 +165,8 @@ class Classes:
         if key is None:
             return False
         expected = await self.join_key(code)
-        return expected is not None and hmac.compare_digest(expected, key)
+        # As bytes: compare_digest refuses a str that is not ASCII, and a key typed into a link may be anything.
+        return expected is not None and hmac.compare_digest(expected.encode(), key.encode())
 
     async def addresses(self, code: str) -> set[str]:
         return await self.ask(self.store.addresses(code))

@@ -257,3 +257,12 @@ def test_a_locked_class_of_a_classes_db_from_before_the_door_keeps_its_door_clos
 
 async def _no_verdict(step_id):
     return []
+
+
+def test_a_join_key_that_is_not_ascii_is_no_key_not_a_500(at):
+    """Schemathesis sent {"key": "é"}: compare_digest refused the str and the join answered 500."""
+    teacher_client, phone = at(TEACHER_ADDRESS), at(SCHOOL)
+    code, _, _ = open_class(teacher_client)
+    for key in ("é", "ゆき" * 20, ""):
+        joined = phone.post(f"/api/classes/{code}/join", json={"key": key})
+        assert joined.status_code == 201, (key, joined.text)

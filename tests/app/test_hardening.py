@@ -78,3 +78,11 @@ def test_a_content_length_of_thousands_of_digits_is_weighed_not_a_crash():
     for declared, want in ((b"0" * 5000 + b"33", 200), (b"0" * 5000 + b"1001", 413), (b"9" * 5000, 413),
                            (b"1000", 200), (b"1001", 413)):
         assert asyncio.run(status(declared)) == want, declared[-8:]
+
+
+def test_a_wrong_method_is_told_every_method_the_path_answers(client):
+    """GET and DELETE /api/classes/{code} are two routes: the 405's Allow names both (RFC 9110), not the first."""
+    answer = client.request("OPTIONS", "/api/classes/ABCDEF")
+    assert answer.status_code == 405
+    assert answer.headers["allow"] == "DELETE, GET"
+    assert client.request("PUT", "/api/compare").headers["allow"] == "POST"
