@@ -408,7 +408,7 @@ async function reveal({ scroll = false } = {}) {
       // The question describes the step's own setup: a changed setup's result is shown live, and the answer is
       // graded on the step's own verdict (the body {}), which the summary keeps too.
       const changed = step.setup && data.verdict && data.verdict.setup_is_lessons === false;
-      return changed ? { ...data, graded: await postVerdict(step.id, null, signal) } : data;
+      return changed ? { ...data, graded: await ownVerdict(step.id) } : data;
     });
   } catch (error) {
     showError(error);
@@ -470,6 +470,19 @@ function judge(a) {
   const judged = a.kind.judge(a.data, a.ctx);
   const g = a.data.graded;
   return g ? { ...judged, graded: { outcome: g.outcome, accepted: g.accepted } } : judged;
+}
+
+// The step's own verdict (the body {}) is the same for every keystroke and every language: asked once per step and
+// kept, so a keystroke on a changed setup still costs one comparison. No abort signal: keystrokes share it.
+const ownVerdicts = new Map();
+
+function ownVerdict(stepId) {
+  if (!ownVerdicts.has(stepId)) {
+    const request = postVerdict(stepId, null);
+    request.catch(() => ownVerdicts.delete(stepId)); // a failed ask is asked again next time
+    ownVerdicts.set(stepId, request);
+  }
+  return ownVerdicts.get(stepId);
 }
 
 /** What the answer is graded on: the step's own setup's verdict when the setup on screen is another. */
