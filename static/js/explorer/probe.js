@@ -16,7 +16,7 @@ import {
 } from "../shared/plots.js";
 import { modeLabel } from "./plots-results.js";
 import { degrees, ordered, pairLabel, probeVerdict, siteLabel, speedsVerdict } from "./probe-words.js";
-import { showLoadError } from "./shipped.js";
+import { failed, showLoadError } from "./shipped.js";
 import { askedStep, loadTimeline, onStepChange } from "./step-control.js";
 import { explorerState } from "./state.js";
 
@@ -117,8 +117,7 @@ function createProbePanel(untrainedOnScreen) {
         }),
       ]));
     } catch (error) {
-      panel.dataset.state = "error";
-      showLoadError(panel, error);
+      failed(panel, error);
       return;
     }
     if (out.stale) return;
@@ -202,8 +201,7 @@ function createSpeedsPanel() {
     try {
       out = await request.run((signal) => getJson("/api/rope/speeds", { band: band === "none" ? null : band }, signal));
     } catch (error) {
-      panel.dataset.state = "error";
-      showLoadError(panel, error);
+      failed(panel, error);
       return;
     }
     if (out.stale) return;

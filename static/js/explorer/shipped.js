@@ -53,7 +53,8 @@ export function showLoadError(panel, error) {
   show(node, Boolean(error));
 }
 
-function failed(panel, error) {
+/** A panel whose load failed: its state for the tests, and the words in its language. */
+export function failed(panel, error) {
   panel.dataset.state = "error";
   showLoadError(panel, error);
 }
