@@ -64,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.verdicts = VerdictPath(app.state.cache, registry, verdicts)
         store = open_store(settings)
         app.state.classes = Classes(store, settings.max_classes, settings.max_students)
-        app.state.class_events = Broadcaster(store)
+        app.state.class_events = Broadcaster(store, settings.class_heartbeat_seconds, settings.class_stall_seconds)
         app.state.limits = ClassLimits(store, app.state.classes.ask, settings)
         # The models, vocabulary and tables loaded above are about 200,000 objects that live as long as the
         # worker. A full collection scanned them all, stopping the event loop; frozen, they are skipped by every

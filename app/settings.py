@@ -109,6 +109,17 @@ class Settings(BaseSettings):
     class_keepalive_seconds: float = Field(
         15, gt=0, le=50, description="Longest silence on a class's event stream; nginx drops one idle for 60 s."
     )
+    class_heartbeat_seconds: float = Field(
+        1.0, gt=0, description="Between two pings of the class store while a class is watched, per worker."
+    )
+    class_stall_seconds: float = Field(
+        2.5, gt=0, description="A ping of the class store unanswered this long puts every class stream in outage "
+                               "(a paused Redis, a SQLite file held locked): with the heartbeat, within about 3.5 s."
+    )
+    request_timeout_seconds: float = Field(
+        10.0, gt=0, description="Each request's head and body must arrive within this long of its first byte, or "
+                                "the connection is closed: a client trickling bytes holds a connection no longer."
+    )
 
 
 def startup_problems() -> list[str]:

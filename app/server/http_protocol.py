@@ -4,8 +4,8 @@ streams closed when the worker stops.
 uvicorn bounds no request that is still arriving: timeout_keep_alive only runs between requests, and
 every byte received cancels it. A client that sends its headers a byte a second would hold its
 connection, and a file descriptor, for ever; enough of them reach the worker's open-file limit, and
-then nobody else gets in. Here the head and body of each request must arrive within REQUEST_TIMEOUT
-of its first byte (of the connection, for the first request), or the connection is closed.
+then nobody else gets in. Here the head and body of each request must arrive within HP_REQUEST_TIMEOUT_SECONDS
+(10 s) of its first byte (of the connection, for the first request), or the connection is closed.
 
 A stopping worker (SIGTERM: a restart, Docker's stop) answers the requests in hand before it exits, for at most
 uvicorn's graceful timeout (5 s), and then cancels them. A class's event stream never ends by itself: it held
@@ -13,11 +13,12 @@ every stop for the whole 5 s, in which no screen heard anything, and its cancell
 traceback. It is closed at once instead, and the browser reconnects after its retry (1 s), to the next worker.
 """
 
+from functools import cache
+
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-# The page's requests are under 1 KB and the largest body allowed is 64 KB: 10 s is room for a slow
-# phone link, and a slow client then costs a connection for 10 s at most.
-REQUEST_TIMEOUT = 10.0
+from app.settings import Settings
+
 EVENTS_PATH = "/events"  # GET /api/classes/{code}/events (app/routes/classes.py)
 
 
@@ -49,7 +50,7 @@ class RequestDeadlineProtocol(HttpToolsProtocol):
         super().shutdown()
 
     def _start_timer(self) -> None:
-        self.request_timer = self.loop.call_later(REQUEST_TIMEOUT, self._too_slow)
+        self.request_timer = self.loop.call_later(request_timeout(), self._too_slow)
 
     def _cancel_timer(self) -> None:
         if self.request_timer is not None:
@@ -60,3 +61,10 @@ class RequestDeadlineProtocol(HttpToolsProtocol):
         self.request_timer = None
         if not self.transport.is_closing():
             self.transport.close()
+
+
+@cache
+def request_timeout() -> float:
+    """Seconds, read once per worker. The page's requests are under 1 KB and the largest body allowed is 64 KB:
+    the default 10 s is room for a slow phone link, and a slow client then costs a connection for 10 s at most."""
+    return Settings().request_timeout_seconds

@@ -8,8 +8,10 @@ again they send `back` and the class's state as it is then.
 
 A store can also stop answering without an error: a Redis paused (SIGSTOP) or a SQLite file held locked leave a
 subscription or a poll waiting in silence. So while any class is watched, one heartbeat per process pings the
-store; a ping unanswered for STALL_SECONDS, or refused, puts every channel in outage, and the first answer after
-it sends each channel's state again.
+store every `heartbeat` seconds (HP_CLASS_HEARTBEAT_SECONDS, 1 s); a ping unanswered for `stall` seconds
+(HP_CLASS_STALL_SECONDS, 2.5 s), or refused, puts every channel in outage, and the first answer after it sends each
+channel's state again. Local pings take milliseconds, even with 300 students answering; with the defaults an outage
+reaches every stream within about 3.5 s (issue 30 asks for 5).
 """
 
 import asyncio
@@ -25,11 +27,6 @@ from app.stores import ClassState, ClassStore, Standing
 
 log = logging.getLogger("heads_positions")
 RETRY_SECONDS = 1.0  # after the store failed (Redis restarting): try again, streams keep their last state
-HEARTBEAT_SECONDS = 1.0  # between two pings of the store while a class is watched
-# A ping unanswered this long means the store has stopped answering. Local pings take milliseconds, even with
-# 300 students answering; with HEARTBEAT_SECONDS the outage reaches every stream within about 3.5 s (issue 30
-# asks for 5).
-STALL_SECONDS = 2.5
 
 
 class Channel:
@@ -57,8 +54,9 @@ class Channel:
 
 
 class Broadcaster:
-    def __init__(self, store: ClassStore):
+    def __init__(self, store: ClassStore, heartbeat: float, stall: float):
         self.store = store
+        self.heartbeat_seconds, self.stall_seconds = heartbeat, stall
         self.channels: dict[str, Channel] = {}
         self.heartbeat: asyncio.Task | None = None
         self.down = False  # the heartbeat found the store silent or refusing
@@ -122,7 +120,7 @@ class Broadcaster:
         while self.channels:
             if ping is None:
                 ping, sent = asyncio.ensure_future(self.store.ping()), loop.time()
-            await asyncio.wait({ping}, timeout=HEARTBEAT_SECONDS)
+            await asyncio.wait({ping}, timeout=self.heartbeat_seconds)
             if ping.done():
                 error = ping.exception()
                 ping = None
@@ -132,9 +130,9 @@ class Broadcaster:
                     self._silent(error)
                 else:  # a bug worth its traceback; the heartbeat goes on
                     log.error("pinging the class store failed", exc_info=error)
-                await asyncio.sleep(HEARTBEAT_SECONDS)
-            elif loop.time() - sent > STALL_SECONDS:
-                self._silent(TimeoutError(f"no answer to a ping for {STALL_SECONDS:g} s"))
+                await asyncio.sleep(self.heartbeat_seconds)
+            elif loop.time() - sent > self.stall_seconds:
+                self._silent(TimeoutError(f"no answer to a ping for {self.stall_seconds:g} s"))
         if ping is not None:
             ping.cancel()
 

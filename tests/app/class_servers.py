@@ -1,4 +1,5 @@
-"""Real processes for class mode's tests: Debian's redis-server, and the app as `heads-positions serve`.
+"""Real processes for class mode's tests: Debian's redis-server, and the app as `heads-positions serve`; and the
+class event broadcaster as a worker makes it.
 
 Missing redis-server is a failure, never a skip: CI must not pass the Redis tests without Redis.
 """
@@ -18,8 +19,17 @@ from pathlib import Path
 
 import pytest
 
+from app.services.class_events import Broadcaster
+from app.settings import Settings
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 90  # seconds: each worker loads the models
+
+
+def served_broadcaster(store) -> Broadcaster:
+    """The store's broadcaster with the served timers (HP_CLASS_HEARTBEAT_SECONDS, HP_CLASS_STALL_SECONDS)."""
+    settings = Settings()
+    return Broadcaster(store, settings.class_heartbeat_seconds, settings.class_stall_seconds)
 
 
 def free_port() -> int:

@@ -7,12 +7,12 @@ import sqlite3
 import time
 
 import pytest
-from class_servers import RedisServer
+from class_servers import RedisServer, served_broadcaster
 from fastapi.testclient import TestClient
 
 from app.errors import ClassError
 from app.main import create_app
-from app.services.class_events import Broadcaster, event_stream
+from app.services.class_events import event_stream
 from app.services.classes import Classes
 from app.settings import Settings
 from app.stores import Lifetimes
@@ -78,7 +78,7 @@ def test_a_class_stream_says_outage_while_redis_is_stopped_and_back_with_the_sta
         classes = Classes(store, 10, 10)
         code, _ = await classes.create()
         state = await classes.state(code)
-        stream = event_stream(Broadcaster(store), code, state, teacher_view=True, keepalive=0.5)
+        stream = event_stream(served_broadcaster(store), code, state, teacher_view=True, keepalive=0.5)
         assert '"step": 1' in await anext(stream)
 
         async def next_event():
@@ -134,7 +134,7 @@ async def _outage_and_back(store, classes, pause, resume) -> float:
     code, _ = await classes.create()
     await classes.set_step(code, 3)
     state = await classes.state(code)
-    broadcaster = Broadcaster(store)
+    broadcaster = served_broadcaster(store)
     streams = [event_stream(broadcaster, code, state, teacher_view=view, keepalive=0.5) for view in (True, False)]
     for stream in streams:
         assert '"step": 3' in await anext(stream)

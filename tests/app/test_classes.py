@@ -8,13 +8,13 @@ import sqlite3
 
 import pytest
 import redis
-from class_servers import sse_data
+from class_servers import served_broadcaster, sse_data
 from fastapi.testclient import TestClient
 
 from app.domain.lesson_steps import STEPS
 from app.errors import ClassError
 from app.main import create_app
-from app.services.class_events import Broadcaster, event_stream
+from app.services.class_events import event_stream
 from app.services.classes import Classes
 from app.settings import Settings
 from app.stores import Lifetimes
@@ -375,7 +375,7 @@ def test_events_fan_out_from_one_watcher_per_class(make_store):
             return changes(code)
         store.changes = counted
         classes = Classes(store, 10, 100)
-        broadcaster = Broadcaster(store)
+        broadcaster = served_broadcaster(store)
         code, _ = await classes.create()
         state = await classes.state(code)
 
@@ -402,7 +402,7 @@ async def student_stream(store, keepalive: float):
     """A new class on `store` and a student's event stream of it, its first event read: (classes, broadcaster,
     code, stream)."""
     classes = Classes(store, 10, 100)
-    broadcaster = Broadcaster(store)
+    broadcaster = served_broadcaster(store)
     code, _ = await classes.create()
     stream = event_stream(broadcaster, code, await classes.state(code), teacher_view=False, keepalive=keepalive)
     assert (await anext(stream)).startswith("retry: 1000\ndata: ")

@@ -108,9 +108,17 @@ async def connection(data: bytes, wait: float) -> tuple[bytes, bool]:
     return transport.written, closed
 
 
-def test_a_request_that_stops_arriving_is_closed_at_the_deadline(monkeypatch):
+@pytest.fixture
+def short_deadline(monkeypatch):
+    """HP_REQUEST_TIMEOUT_SECONDS=0.05, read afresh (the protocol reads it once per worker), then forgotten."""
+    monkeypatch.setenv("HP_REQUEST_TIMEOUT_SECONDS", "0.05")
+    http_protocol.request_timeout.cache_clear()
+    yield
+    http_protocol.request_timeout.cache_clear()
+
+
+def test_a_request_that_stops_arriving_is_closed_at_the_deadline(short_deadline):
     """RequestDeadlineProtocol's timer runs through uvicorn's loop, transport and parser callbacks."""
-    monkeypatch.setattr(http_protocol, "REQUEST_TIMEOUT", 0.05)
     written, closed = asyncio.run(connection(b"GET /healthz HTTP/1.1\r\nHost: x\r\n", wait=0.3))  # no end
     assert closed and written == b""
     written, closed = asyncio.run(connection(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", wait=0.3))
