@@ -19,9 +19,10 @@ FULL_TABLE_LINE = ("白日依山尽黄河入海流欲穷千里目更上一层楼
 
 
 def _setup(position: str, n_layer: int | None = 1, weights: str = "random", causal: bool = True,
-           a: str = LESSON_LINES["a"], b: str | None = LESSON_LINES["b"], n_head: int | None = 4,
+           a: str | None = LESSON_LINES["a"], b: str | None = LESSON_LINES["b"], n_head: int | None = 4,
            distance: int | None = None) -> dict:
-    """b None: the step reads line A only (its first two characters for the relative test, `distance` apart)."""
+    """b None: the step reads line A only (its first two characters for the relative test, `distance` apart);
+    a and b None: the step reads no line, only the model (its shipped figures on the validation poems)."""
     setup = {"a": a, "b": b, "position": position, "weights": weights, "n_layer": n_layer, "n_head": n_head,
              "causal": causal}
     return setup if distance is None else {**setup, "distance": distance}
@@ -36,6 +37,8 @@ GAP_STEPS = {
 YES_NO = ["yes", "no"]
 SAME_DIFFERENT = ["same", "different"]
 HEAD_ORDERS = ["1<4<8", "8<4<1", "4<1<8", "4<8<1", "1<8<4", "8<1<4"]  # lowest loss first
+PROBE_READS = ["close", "rough", "chance"]  # how well a probe reads the position: within a few places, ..., chance
+BAND_COSTS = ["fastest", "slowest", "same"]  # which band of RoPE's pairs costs more loss when stopped
 MODE_ORDERS = ["rope<learned<none", "learned<rope<none", "none<learned<rope", "none<rope<learned",
                "learned<none<rope", "rope<none<learned"]
 
@@ -75,6 +78,14 @@ STEPS = [
     {"id": "ablate", "kind": "ablate", "section": "heads",
      "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, b=None, a=COUPLET),
      "choices": ["punctuation", "second_line", "other"], "lesson": None},
+    # Issue 40: where order is kept. A probe reads the position from the model without positions (Haviv et al.
+    # 2022), then an experiment that shows use: RoPE's fastest or slowest pairs stopped (Barbero et al. 2025).
+    {"id": "probe", "kind": "probe", "section": "kept",
+     "setup": _setup("none", n_layer=None, weights="trained", n_head=None, a=None, b=None),
+     "choices": PROBE_READS, "lesson": None},
+    {"id": "bands", "kind": "bands", "section": "kept",
+     "setup": _setup("rope", n_layer=None, weights="trained", n_head=None, a=None, b=None),
+     "choices": BAND_COSTS, "lesson": None},
     {"id": "ex1", "kind": "ex1", "section": "exercises", "setup": _setup("none", n_layer=3),
      "choices": ["rounding", "large"], "lesson": None},
     {"id": "ex2", "kind": "ex2", "section": "exercises", "setup": None, "choices": HEAD_ORDERS, "lesson": None},

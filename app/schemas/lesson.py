@@ -9,7 +9,8 @@ from model.gpt import PositionMode
 
 
 class StepSetup(BaseModel):
-    a: str = Field(description="Line A, loaded into #line-a.")
+    a: str | None = Field(description="Line A, loaded into #line-a; null when the step reads no line (its verdict "
+                          "is on the model's shipped figures).")
     b: str | None = Field(description="Line B; null when the step reads line A only.")
     position: PositionMode = Field(description="Position mode.")
     weights: Literal["random", "trained"] = Field(description="Untrained from seed 0, or the shipped weights.")

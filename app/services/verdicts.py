@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from app.domain.lesson_steps import GAP_STEPS, STEPS
 from app.errors import InputError
 from app.schemas.compare import CompareRequest
+from app.schemas.probe import ProbeQuery
 from app.services.alignment import alignment
 from app.services.compare import (
     WITH,
@@ -54,6 +55,7 @@ from app.services.gaps import (
 from app.services.model_choice import choose_model
 from app.services.options import max_chars
 from app.services.positions import position_similarity, relative_starts
+from app.services.probe import probe, rope_speeds
 from app.services.registry import ModelRegistry
 from app.services.results import exercise_runs
 from app.services.rope import rope_table
@@ -72,6 +74,9 @@ TABLE_NEIGHBOURS = 0.2  # cosine: neighbouring pos_emb rows this much more alike
 TABLE_EQUAL = 0.9  # cosine: every pair of rows at least this alike is "all the same"
 FAR_ROWS = 32  # rows at least this far apart count as far
 TAIL_EVALS = 20  # the last evaluations of a training run whose spread measures its noise
+PROBE_CHANCE = 0.1  # a probe within this share of chance's error (3.2 of 32 places) reads no more than chance
+PROBE_CLOSE = 0.25  # a probe that misses by under this share of chance's error (8 of 32 places) reads it closely
+BAND_TIE = 0.01  # nats per character: two bands whose stopping costs are closer than this cost the same
 
 STEP_BY_ID = {step["id"]: step for step in STEPS}
 # Steps that ask whether the last position's output changes between line A and line B: the choice
@@ -81,9 +86,10 @@ JUDGED_STEPS = tuple(step["id"] for step in STEPS if step["kind"] not in ("selft
 
 def check_step_fields(step_id: str, fields: dict) -> None:
     """A field the step does not use is refused by name: a step without a setup (null in GET /api/lesson) uses
-    none, a step that reads line A only has no line B, and only the relative step has a distance."""
+    none, a step that reads line A only has no line B, a step that reads no line (a null) has neither, and only
+    the relative step has a distance."""
     own = STEP_BY_ID[step_id]["setup"] or {}
-    used = {key for key, value in own.items() if value is not None or key not in ("b", "distance")}
+    used = {key for key, value in own.items() if value is not None or key not in ("a", "b", "distance")}
     for key, value in fields.items():
         if value is not None and key not in used:
             name = {"a": "line_a", "b": "line_b"}.get(key, key)
@@ -584,7 +590,68 @@ def _judge_ablate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
                         "characters": model["ablation"]["characters"]}}
 
 
-_JUDGES = {"ablate": _judge_ablate, "limit": _judge_limit, "table": _judge_table, "rotate": _judge_rotate,
+def _judge_probe(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """The shipped position probe (GET /api/probe, the same function) on the residual stream after block 1 of the
+    trained model on screen, with the mask on screen: "chance" when its test error is within PROBE_CHANCE of
+    always guessing the mean position, "close" under PROBE_CLOSE of it, else "rough". Figures: that site's, the
+    stream before block 1 (what the embedding holds), and the same site with the mask switched."""
+    if setup["weights"] != "trained":  # the probe ships for the trained models; untrained ones are the panel's
+        return {"outcome": None, "reason": "probe_trained_only", "figures": {}}
+    at = {}
+    for causal in (setup["causal"], not setup["causal"]):
+        answer = probe(ProbeQuery(position=setup["position"], causal=causal), registry)
+        if not answer["models"]:
+            return {"outcome": None, "reason": "no_results", "figures": {}}
+        at[causal] = {(s["site"], s["layer"]): s for s in answer["models"][0]["sites"]}
+    shown, other = at[setup["causal"]], at[not setup["causal"]]
+    after, before = shown["residual", 1], shown["residual", 0]
+    chance = after["chance"]
+    outcome = ("chance" if after["mae"] >= (1 - PROBE_CHANCE) * chance
+               else "close" if after["mae"] < PROBE_CLOSE * chance else "rough")
+    return {"outcome": outcome, "reason": f"probe_{outcome}",
+            "figures": {"mae": after["mae"], "early": after["by_range"]["0-15"], "within": after["within"],
+                        "chance": chance, "before": before["mae"], "other_mask": other["residual", 1]["mae"],
+                        "chance_limit": (1 - PROBE_CHANCE) * chance, "close_limit": PROBE_CLOSE * chance,
+                        "step": answer["step"], "test_windows": answer["test_windows"]}}
+
+
+def _judge_bands(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
+    """The trained RoPE model with its fastest or its slowest quarter of pairs stopped (GET /api/rope/speeds, the
+    same function): which costs more validation loss; closer than BAND_TIE, the same. Figures: the loss with every
+    pair turning and with each band stopped, and the attention on the previous character of the head that gives
+    it most with every pair turning, before and after."""
+    if setup["position"] != "rope":
+        return {"outcome": None, "reason": "not_rope", "figures": {}}
+    if setup["weights"] != "trained":
+        return {"outcome": None, "reason": "bands_trained_only", "figures": {}}
+    if not setup["causal"]:  # measured with the causal mask on, as the model was trained
+        return {"outcome": None, "reason": "bands_causal_only", "figures": {}}
+    stopped = {band: rope_speeds(registry, band) for band in ("fastest", "slowest")}
+    on = stopped["fastest"]["all_on"]
+    if on is None:
+        return {"outcome": None, "reason": "no_results", "figures": {}}
+    layer, head = max(((layer, head) for layer in range(len(on["previous"]))
+                       for head in range(len(on["previous"][layer]))), key=lambda lh: on["previous"][lh[0]][lh[1]])
+    figures = {"loss": on["val_loss"], "layer": layer + 1, "head": head + 1, "previous": on["previous"][layer][head],
+               "windows": stopped["fastest"]["windows"]}
+    degrees = stopped["fastest"]["theta_degrees"]
+    for band, answer in stopped.items():
+        effect = answer["stopped"]
+        figures |= {f"loss_{band}": effect["val_loss"], f"cost_{band}": effect["val_loss"] - on["val_loss"],
+                    f"previous_{band}": effect["previous"][layer][head],
+                    f"degrees_{band}": max(degrees[p] for p in effect["pairs"]),
+                    f"first_{band}": effect["pairs"][0], f"last_{band}": effect["pairs"][-1]}
+    # How far the slowest band's fastest pair turns across a whole window: hardly at all.
+    T = choose_model(registry, "rope", "trained", None, None, 0).config.block_size
+    figures["turned_slowest"] = figures["degrees_slowest"] * (T - 1)
+    figures["turned_fastest"] = figures["degrees_fastest"]  # one character: the fastest pair's turn
+    gap = figures["cost_fastest"] - figures["cost_slowest"]
+    outcome = "same" if abs(gap) < BAND_TIE else "fastest" if gap > 0 else "slowest"
+    return {"outcome": outcome, "reason": f"bands_{outcome}", "figures": figures | {"tie": BAND_TIE}}
+
+
+_JUDGES = {"ablate": _judge_ablate, "probe": _judge_probe, "bands": _judge_bands,
+           "limit": _judge_limit, "table": _judge_table, "rotate": _judge_rotate,
            "relative": _judge_relative, "length": _judge_length, "split": _judge_split, "heads": _judge_heads,
            "ex2": _judge_training, "ex3": _judge_training}
 

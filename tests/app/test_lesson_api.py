@@ -69,7 +69,7 @@ def test_steps_follow_the_lesson_and_load_valid_setups(client):
     assert steps[-1]["id"] == "summary" and steps[-2]["id"] == "selftest"
     for step in steps:
         setup = step["setup"]
-        if not setup:
+        if not setup or setup["a"] is None:  # no setup, or one that reads no line (the shipped probe's steps)
             continue
         body = {"line_a": setup["a"], "line_b": setup["b"] or setup["a"], "position": setup["position"],
                 "weights": setup["weights"], "causal": setup["causal"]}

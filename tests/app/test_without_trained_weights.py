@@ -57,6 +57,17 @@ def test_lesson_steps_on_shipped_results_give_no_verdict(bare, step):
     assert got["outcome"] is None and got["reason"] == "no_results"
 
 
-@pytest.mark.parametrize("path", ["/", "/lesson?step=7", "/lesson?step=15"])
+@pytest.mark.parametrize("step", ["probe", "bands"])
+def test_the_steps_on_the_shipped_probe_need_the_trained_weights(bare, step):
+    """Their setup is the trained model: refused by the weights field, as /api/compare refuses it; untrained, the
+    step says its figures are the trained models'."""
+    refused = bare.post(f"/api/lesson/{step}/verdict", json={})
+    assert refused.status_code == 422 and refused.json()["detail"][0]["loc"] == ["body", "weights"]
+    body = {"weights": "random", "n_layer": 2, "n_head": 4, **({"position": "rope"} if step == "bands" else {})}
+    got = bare.post(f"/api/lesson/{step}/verdict", json=body).json()
+    assert got["outcome"] is None and got["reason"] == f"{step}_trained_only"
+
+
+@pytest.mark.parametrize("path", ["/", "/lesson?step=7", "/lesson?step=14", "/lesson?step=17"])
 def test_the_pages_still_open(bare, path):
     assert bare.get(path).status_code == 200

@@ -18,6 +18,7 @@ import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../explorer
 import { kindFigure, lossFigure } from "../explorer/plots-ablation.js";
 import { exerciseRuns, rhythmMeaning } from "../explorer/shipped.js";
 import { alignLastRow, alignedFigure, gapBarsFigure } from "./figures.js";
+import { bands, probe } from "./kept.js";
 
 const chars = (text) => [...(text ?? "")];
 const pct = (x) => (100 * x).toFixed(0);
@@ -681,7 +682,7 @@ function trainingKind(key) {
 }
 
 export const KINDS = {
-  order, leak, nomask, pair, posemb, limit, table, rotate, relative, length, split, heads, ablate, ex1,
+  order, leak, nomask, pair, posemb, limit, table, rotate, relative, length, split, heads, ablate, probe, bands, ex1,
   ex2: trainingKind("heads"),
   ex3: trainingKind("modes"),
 };

@@ -199,8 +199,10 @@ function renderSetup(step) {
   const setup = setupOf(step);
   show(ui.setup, Boolean(setup));
   if (!setup) return;
-  ui.lineA.value = setup.a;
+  // A step on a model's shipped figures reads no line (a and b null): its setup is the model and the mask.
+  ui.lineA.value = setup.a ?? "";
   ui.lineB.value = setup.b ?? "";
+  show($("#field-line-a"), setup.a !== null);
   show($("#field-line-b"), setup.b !== null);
   for (const r of ui.positions) r.checked = r.value === setup.position;
   ui.weights.value = setup.weights;
@@ -230,6 +232,13 @@ function updateHints(setup) {
   showLineHints({ "line-a": ui.lineA.value, "line-b": ui.lineB.value }, OPTIONS.max_chars[setup.position]);
 }
 
+/** The explorer on the step's setup; a step that reads no line opens the explorer at the panel it draws from. */
+function explorerLink(step) {
+  const setup = setupOf(step);
+  if (setup && setup.a === null) return `${explorerUrl(null, state.lang)}#${KINDS[step.kind].panel}`;
+  return explorerUrl(setup, state.lang);
+}
+
 function renderNav() {
   const step = current();
   ui.article.dataset.step = String(state.step);
@@ -250,7 +259,7 @@ function renderNav() {
   ui.present.checked = state.present;
   document.body.classList.toggle("is-presenting", state.present);
   document.documentElement.classList.toggle("is-presenting", state.present);
-  ui.explorer.href = explorerUrl(setupOf(step), state.lang);
+  ui.explorer.href = explorerLink(step);
   const link = stepUrl(state.step, state.lang, false);
   ui.qr.src = `/lesson/qr.svg?step=${state.step}&lang=${state.lang}`;
   ui.stepLink.href = link;
@@ -394,7 +403,8 @@ async function reveal({ scroll = false } = {}) {
   const ctx = { step, setup: setupOf(step) && { ...setupOf(step) }, options: OPTIONS };
   // An empty line is an input to fix: said at once, in the page's language, without asking the server.
   const setup = ctx.setup;
-  const empty = setup && emptyLines(setup.b === null ? { line_a: setup.a } : { line_a: setup.a, line_b: setup.b });
+  const lines = Object.fromEntries([["line_a", setup?.a], ["line_b", setup?.b]].filter(([, text]) => text !== null));
+  const empty = setup && emptyLines(lines);
   if (empty) {
     request.abort();
     showError(empty);
@@ -808,7 +818,7 @@ function readSetup() {
   const step = current();
   const setup = setupOf(step);
   if (!setup) return;
-  setup.a = ui.lineA.value;
+  if (setup.a !== null) setup.a = ui.lineA.value;
   if (setup.b !== null) setup.b = ui.lineB.value;
   setup.position = ui.positions.find((r) => r.checked)?.value ?? setup.position;
   setup.weights = ui.weights.value;
@@ -825,7 +835,7 @@ function readSetup() {
 function onSetupChange(event) {
   if (event.isComposing) return;
   readSetup();
-  ui.explorer.href = explorerUrl(setupOf(current()), state.lang);
+  ui.explorer.href = explorerLink(current());
   if (event.type !== "input") renderSetup(current());
   else updateHints(setupOf(current()));
   if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch
