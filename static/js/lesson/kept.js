@@ -105,7 +105,7 @@ function bandsFigure(f) {
       xaxis: lineAxis("", { type: "category", automargin: true }),
       yaxis: lineAxis(tr("bands_axis_loss"), { rangemode: "tozero" }),
       yaxis2: lineAxis(tr("bands_axis_previous"), { overlaying: "y", side: "right", range: [0, 1], tickformat: ".0%",
-        showgrid: false, color: MUTED }),
+        showgrid: false, color: MUTED, tickmode: "linear", tick0: 0, dtick: 0.25 }),
     }),
   };
 }
@@ -138,7 +138,7 @@ export const bands = {
       alt: tr("chart_bands_alt", { loss: nats(f.loss), fastest: nats(f.loss_fastest), slowest: nats(f.loss_slowest) }),
       figure: bandsFigure(f),
     }, {
-      name: "speeds", caption: tr("chart_bands_speeds"), alt: tr("chart_bands_speeds_alt"), heatmap: true,
+      name: "speeds", caption: tr("chart_bands_speeds"), alt: tr("chart_bands_speeds_alt"),
       figure: speedsFigure({ speeds: data.speeds, measure: "distance_1" }),
     }];
   },
