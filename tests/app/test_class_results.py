@@ -32,8 +32,9 @@ VOTES = {(4, 1): ["same", "same", "different", "same"], (4, 2): ["different", "d
 CHANGED = {(5, 1): ["different", None, None, None]}
 REMOVED = 3
 # The steps the class voted on. Also visited: 1 and 6, passed without a vote or a reveal (the teacher's summary
-# leaves them out, so the results do too), and 17, the self-test, which asks no class question.
+# leaves them out, so the results do too), and the self-test (SELFTEST), which asks no class question.
 VOTED = (4, 5)
+SELFTEST = next(n for n, s in enumerate(STEPS, 1) if s["kind"] == "selftest")
 SETUP_5 = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "learned"}  # the teacher changed step 5's setup
 RESULTS_DAYS = 2  # HP_RESULTS_DAYS, not the default (7), so the test sees the setting at work
 DAY = 24 * 3600
@@ -84,7 +85,7 @@ def run_class(client) -> tuple[str, dict, list[dict], dict]:
         accepted[step] = client.post(f"/api/lesson/{STEPS[step - 1]['id']}/verdict", json=setup).json()["accepted"]
     client.post(f"/api/classes/{code}/remove", json={"student": seats[REMOVED]["student"]},
                 headers=teacher).raise_for_status()
-    for step in (6, 17):  # 6 is visited, never answered nor revealed; 17 asks no question
+    for step in (6, SELFTEST):  # 6 is visited, never answered nor revealed; the self-test asks no class question
         client.post(f"/api/classes/{code}/step", json={"step": step}, headers=teacher).raise_for_status()
     return code, teacher, seats, accepted
 
@@ -208,7 +209,7 @@ def test_results_equal_the_answers_sent_after_the_end(client):
     assert running["ended"] is False and running["ended_at"] is None
     with client.stream("GET", f"/api/classes/{code}/events", params={"student": seats[0]["student"]}) as stream:
         lines = stream.iter_lines()
-        assert sse_data(lines)["step"] == 17
+        assert sse_data(lines)["step"] == SELFTEST
         client.post(f"/api/classes/{code}/end", headers=teacher).raise_for_status()
         assert sse_data(lines) == {"ended": True}
     assert client.get(f"/api/classes/{code}").status_code == 404  # the class itself is closed

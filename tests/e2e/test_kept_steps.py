@@ -121,3 +121,8 @@ def test_the_bands_step_says_the_apis_losses_and_grades_a_wrong_guess(open_page,
     assert page.get_attribute("#verdict", "data-outcome") == verdict_api["outcome"]
     assert page.locator(".lesson-chart").count() == 2
     assert_fits(page, size)
+    # The summary counts the step: the guess beside what the model did.
+    page.goto(page.url.replace(f"step={NUMBER['bands']}", f"step={len(STEPS)}"))
+    tools.wait_rendered(page, 0)
+    row = page.locator(".summary-table tbody tr", has_text=lt["bands_title"]).inner_text()
+    assert lt[f"bands_choice_{wrong}"] in row and lt[f"bands_choice_{verdict_api['outcome']}"] in row, row
