@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Set up and run every test: a venv in .venv, the project with its test extra, ruff, node --test (the page's pure
-# modules), then pytest in two tiers: the fast tier first (pytest -m "not slow and not e2e", about a minute), then the rest (servers
+# modules), then pytest in two tiers: the fast tier first (pytest -m "not slow and not e2e"), then the rest (servers
 # in subprocesses, Redis, and the browser tests in Debian's chromium). Arguments go to both runs, e.g.
 # `bash scripts/test.sh -q` or `bash scripts/test.sh tests/app`. A failing tier stops the script with
 # pytest's exit code.
+# Each tier runs in parallel processes (pytest-xdist), a file to a process at a time (--dist loadfile): the fast
+# tier in one per core, the rest in HP_TEST_PROCESSES (4), since most of its time is spent waiting on servers and
+# browsers rather than computing. `bash scripts/test.sh -n 0` runs everything in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,8 +51,8 @@ tier() {
     *) exit "$code" ;;
   esac
 }
-tier "fast tier" "not slow and not e2e" "$@"
-tier "slow and browser tiers" "slow or e2e" "$@"
+tier "fast tier" "not slow and not e2e" -n auto --dist loadfile "$@"
+tier "slow and browser tiers" "slow or e2e" -n "${HP_TEST_PROCESSES:-4}" --dist loadfile "$@"
 if [ "$ran" = 0 ]; then
   echo "no test ran" >&2
   exit 5

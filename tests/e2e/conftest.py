@@ -67,13 +67,16 @@ def server_log(server_url):
 
 @pytest.fixture(scope="session")
 def server_url():
-    """The app served the README's way: `heads-positions serve` from the venv, one worker."""
+    """The app served the README's way: `heads-positions serve` from the venv, one worker. Its class store is a
+    folder of its own (HP_DATA_DIR): the servers of parallel test processes (pytest -n) share no classes.db, so
+    one's wrong codes from 127.0.0.1 never hold another's joins."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     cmd = [str(Path(sys.executable).with_name("heads-positions")), "serve", "--port", str(port), "--workers", "1"]
-    with tempfile.TemporaryFile() as log:
+    with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory(prefix="hp-e2e-") as data:
         # Its own process group, so a supervisor that will not stop is killed together with its worker.
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                env={**os.environ, "HP_DATA_DIR": data})
         try:
             deadline = time.monotonic() + SERVER_START_TIMEOUT
             while True:
