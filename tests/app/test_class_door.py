@@ -2,69 +2,31 @@
 join link's key, which no one's wrong codes hold. On both stores."""
 
 import asyncio
-import contextlib
 import sqlite3
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from class_clients import SCHOOL, TEACHER_ADDRESS, detail, open_class, served_to, store_settings
 from class_servers import sse_data
-from fastapi.testclient import TestClient
-from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.domain.class_names import ANIMALS
-from app.main import create_app
 from app.services.classes import Classes
 from app.services.lesson import qr_svg
-from app.settings import Settings
 from app.stores import Lifetimes
 from app.stores.sqlite import SqliteStore
 
-TEACHER_ADDRESS = "198.51.100.20"
-SCHOOL = "203.0.113.50"  # every phone of the class, and the student with a script
 ELSEWHERE = "192.0.2.77"
-
-
-class From:
-    """The one test client (one event loop: Redis's connections belong to it), as seen from `address`."""
-
-    def __init__(self, client: TestClient, address: str):
-        self.client = client
-        self.address = address
-
-    def __getattr__(self, method):
-        def call(*args, headers=None, **kwargs):
-            return getattr(self.client, method)(*args, headers={"X-Forwarded-For": self.address, **(headers or {})},
-                                                 **kwargs)
-        return call
 
 
 @pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def at(request, tmp_path):
     """at(address): a client seen from that address, on a fresh store."""
-    values = {"data_dir": tmp_path, "join_misses_per_minute": 60, "joins_per_minute": 100}
-    if request.param == "redis":
-        url = request.getfixturevalue("redis_url")
-        import redis
-        redis.Redis.from_url(url).flushdb()
-        values["redis_url"] = url
-    with contextlib.ExitStack() as stack:
-        client = stack.enter_context(TestClient(ProxyHeadersMiddleware(create_app(Settings(**values)),
-                                                                       trusted_hosts="*")))
-        yield lambda address: From(client, address)
-
-
-def open_class(client):
-    made = client.post("/api/classes")
-    assert made.status_code == 201, made.text
-    return made.json()["code"], {"Authorization": f"Bearer {made.json()['teacher_token']}"}, made.json()
+    with served_to(store_settings(request, tmp_path)) as at:
+        yield at
 
 
 def bearer(joined: dict) -> dict:
     return {"Authorization": f"Bearer {joined['student_token']}"}
-
-
-def detail(response):
-    return response.json()["detail"][0]
 
 
 def vote(client, code, joined, choice="same", step=1):

@@ -2,42 +2,19 @@
 count, and limits that slow only requests without a credential, on both stores."""
 
 import asyncio
-import contextlib
 import sqlite3
 import time
 
 import pytest
+from class_clients import SCHOOL, TEACHER_ADDRESS, detail, open_class, served_to, store_settings
 from class_servers import sse_data
-from fastapi.testclient import TestClient
-from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.domain.lesson_steps import STEPS
-from app.main import create_app
 from app.services.classes import Classes
 from app.services.rate_limits import RateLimit
-from app.settings import Settings
 from app.stores import Lifetimes
 from app.stores.redis import RedisStore
 from app.stores.sqlite import SqliteStore
-
-TEACHER_ADDRESS = "198.51.100.20"
-SCHOOL = "203.0.113.50"  # every phone of the class, and the student who tries to break it
-
-
-class From:
-    """The one test client (one event loop: Redis's connections belong to it), as seen from `address`: the
-    app trusts X-Forwarded-For here, as uvicorn does from FORWARDED_ALLOW_IPS behind the README's proxy."""
-
-    def __init__(self, client: TestClient, address: str):
-        self.client = client
-        self.address = address
-
-    def __getattr__(self, method):
-        def call(*args, headers=None, **kwargs):
-            return getattr(self.client, method)(*args, headers={"X-Forwarded-For": self.address, **(headers or {})},
-                                                 **kwargs)
-        return call
-
 
 TEACHER_ROUTES = [("POST", "reveal", None), ("POST", "step", {"step": 2}), ("POST", "again", None),
                   ("POST", "lock", None), ("POST", "unlock", None), ("POST", "end", None),
@@ -66,22 +43,9 @@ def test_a_made_up_teacher_token_is_slowed_like_an_unknown_code(clients, method,
     assert ask(teacher_client, code, teacher).status_code == 200  # the teacher, at another address
 
 
-@contextlib.contextmanager
-def served_to(settings):
-    with TestClient(ProxyHeadersMiddleware(create_app(settings), trusted_hosts="*")) as client:
-        yield lambda address: From(client, address)
-
-
-
 @pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.slow)])
 def settings(request, tmp_path):
-    values = {"data_dir": tmp_path, "join_misses_per_minute": 60, "joins_per_minute": 100}
-    if request.param == "redis":
-        url = request.getfixturevalue("redis_url")
-        import redis
-        redis.Redis.from_url(url).flushdb()
-        values["redis_url"] = url
-    return Settings(**values)
+    return store_settings(request, tmp_path)
 
 
 @pytest.fixture
@@ -89,12 +53,6 @@ def clients(settings):
     """(the teacher's browser, a phone at the school's address)."""
     with served_to(settings) as at:
         yield at(TEACHER_ADDRESS), at(SCHOOL)
-
-
-def open_class(client):
-    made = client.post("/api/classes")
-    assert made.status_code == 201, made.text
-    return made.json()["code"], {"Authorization": f"Bearer {made.json()['teacher_token']}"}, made.json()
 
 
 def seat(client, code, name=None):
@@ -106,10 +64,6 @@ def seat(client, code, name=None):
 
 def roster(client, code, teacher):
     return client.get(f"/api/classes/{code}", headers=teacher).json()["students"]
-
-
-def detail(response):
-    return response.json()["detail"][0]
 
 
 def test_names_are_trimmed_checked_and_given_and_the_teacher_sees_the_roster(clients):
