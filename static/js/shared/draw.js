@@ -197,6 +197,11 @@ export function unfit(node) {
   node.shownFigure = null;
 }
 
+/** Purge every Plotly chart under root: a panel redrawn from scratch frees its old charts' listeners. */
+export function purgeAll(root) {
+  for (const node of root.querySelectorAll(".js-plotly-plot")) purge(node);
+}
+
 export function purge(node) {
   drawn.delete(node);
   node.shownFigure = null;
