@@ -19,7 +19,6 @@ which expires with its window.
 
 import asyncio
 import json
-import math
 import secrets
 from collections.abc import AsyncIterator
 
@@ -506,13 +505,6 @@ class RedisStore:
         wait = await self.scripts["hit"](keys=[f"hp:hits:{key}"],
                                          args=[now, limit, window, "1" if count else "0", secrets.token_hex(8)])
         return float(wait)
-
-    async def note(self, key, window, now):
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.zremrangebyscore(f"hp:hits:{key}", "-inf", now - window)
-            pipe.zadd(f"hp:hits:{key}", {secrets.token_hex(8): now})
-            pipe.expire(f"hp:hits:{key}", math.ceil(window))
-            await pipe.execute()
 
     async def held(self, keys, window, now):
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -464,12 +464,6 @@ class SqliteStore:
             return 0.0
         return await self._run(self._write, hit)
 
-    async def note(self, key, window, now):
-        def note():
-            self.db.execute("DELETE FROM hits WHERE until <= ?", (now,))
-            self.db.execute("INSERT INTO hits VALUES (?, ?, ?)", (key, now, now + window))
-        await self._run(self._write, note)
-
     async def held(self, keys, window, now):
         def read():
             marks = ",".join("?" * len(keys))
