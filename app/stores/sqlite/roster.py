@@ -108,19 +108,17 @@ class Roster(Connection):
             return gone
         return await self._run(self._write, remove)
 
-    async def addresses(self, code):
+    async def _column(self, sql: str, code: str) -> set:
+        """The values of the one column `sql` selects for the class (its one parameter)."""
         def read():
-            rows = self.db.execute("SELECT DISTINCT address FROM students WHERE code = ? AND address IS NOT NULL",
-                                   (code,)).fetchall()
-            return {row[0] for row in rows}
+            return {row[0] for row in self.db.execute(sql, (code,)).fetchall()}
         return await self._run(read)
 
+    async def addresses(self, code):
+        return await self._column("SELECT address FROM students WHERE code = ? AND address IS NOT NULL", code)
+
     async def removed(self, code):
-        def read():
-            rows = self.db.execute("SELECT student FROM students WHERE code = ? AND removed_at IS NOT NULL",
-                                   (code,)).fetchall()
-            return {row[0] for row in rows}
-        return await self._run(read)
+        return await self._column("SELECT student FROM students WHERE code = ? AND removed_at IS NOT NULL", code)
 
     async def waiting(self, code):
         def read():
