@@ -411,15 +411,23 @@ stop_timed "docker stop (SIGTERM)"
 "$DOCKER" logs "$CONTAINER" 2>&1 | grep -q "Finished server process\|Stopping parent process" \
     || log "WARNING: uvicorn's shutdown message is not in the log"
 
+# The container's health once its HEALTHCHECK is past "starting" (healthy, unhealthy), or "starting" still after
+# HEALTHY_WITHIN s and some: for the runs below, which check the app from inside the container.
+health_once_started() {
+    local status
+    for _ in $(seq 1 $((HEALTHY_WITHIN * 4 + 40))); do
+        status=$("$DOCKER" inspect -f '{{.State.Health.Status}}' "$CONTAINER")
+        [[ $status == starting ]] || break
+        sleep 0.25
+    done
+    echo "$status"
+}
+
 # Without any network: the image must need nothing from outside at run time.
 "$DOCKER" rm "$CONTAINER" >/dev/null
 T0=$(now)
 "$DOCKER" run -d --name "$CONTAINER" --network none "$IMAGE" >/dev/null || fail "docker run --network none"
-for _ in $(seq 1 $((HEALTHY_WITHIN * 4 + 40))); do
-    STATUS=$("$DOCKER" inspect -f '{{.State.Health.Status}}' "$CONTAINER")
-    [[ $STATUS == starting ]] || break
-    sleep 0.25
-done
+STATUS=$(health_once_started)
 [[ $STATUS == healthy ]] || fail "without a network the container is $STATUS"
 "$DOCKER" exec "$CONTAINER" python -c '
 import json, urllib.request as u
@@ -446,11 +454,7 @@ chmod 644 "$MODELS_DIR/mine.pt"
 T0=$(now)
 "$DOCKER" run -d --name "$CONTAINER" -v "$MODELS_DIR":/models:ro -e HP_MODELS=mine=/models/mine.pt "$IMAGE" \
     >/dev/null || fail "docker run -v $MODELS_DIR:/models:ro -e HP_MODELS=mine=/models/mine.pt"
-for _ in $(seq 1 $((HEALTHY_WITHIN * 4 + 40))); do
-    STATUS=$("$DOCKER" inspect -f '{{.State.Health.Status}}' "$CONTAINER")
-    [[ $STATUS == starting ]] || break
-    sleep 0.25
-done
+STATUS=$(health_once_started)
 [[ $STATUS == healthy ]] || fail "with a mounted model the container is $STATUS"
 "$DOCKER" exec "$CONTAINER" python -c '
 import json, urllib.request as u

@@ -17,6 +17,7 @@ from pydantic_core import PydanticCustomError
 from app.domain.lesson_steps import GAP_STEPS, LESSON_LINES
 from app.domain.model_names import MODEL_NAME
 from app.schemas.text import NoControls
+from app.schemas.weights import WeightsUsed
 from model.gpt import PositionMode
 from model.loading import LIMITS
 
@@ -185,18 +186,15 @@ class HeadSplit(BaseModel):
     params: list[AttentionParams] = Field(description="Attention parameters at this width for 1, 2, 4 and 8 heads.")
 
 
-class ModelInfo(BaseModel):
+class ModelInfo(WeightsUsed):
     name: str | None = Field(None, description="The operator's model that answered; null for shipped or random "
                              "weights.")
     position: PositionMode = Field(description="How the model knows order: learned, rope or none.")
-    weights: Literal["random", "trained"] = Field(description="Untrained from a seed, or the shipped weights.")
     n_layer: int = Field(description="Blocks.")
     n_head: int = Field(description="Heads per attention layer.")
     n_embd: int = Field(description="Width of the residual stream.")
     head_dim: int = Field(description="n_embd / n_head.")
     block_size: int = Field(description="Rows of pos_emb, and the training length.")
-    seed: int | None = Field(description="The seed of random weights; null for trained weights.")
-    causal: bool = Field(description="Whether the causal mask was applied.")
     vocab_size: int = Field(description="Characters in the vocabulary plus the unknown id.")
 
 

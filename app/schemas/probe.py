@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.schemas.compare import MAX_SEED, N_LAYER_MAX
+from app.schemas.weights import WeightsUsed
 from model.gpt import PositionMode
 
 
@@ -53,11 +54,8 @@ class ProbeModel(BaseModel):
     sites: list[ProbeSite] = Field(description="residual 0 .. n_layer, then z of blocks 1 .. n_layer.")
 
 
-class ProbeResponse(BaseModel):
-    weights: Literal["trained", "random"] = Field(description="As asked.")
+class ProbeResponse(WeightsUsed):
     step: int | None = Field(description="The training step of the trained weights; null for random.")
-    seed: int | None = Field(description="The seed of random weights; null otherwise.")
-    causal: bool = Field(description="Whether the causal mask was applied.")
     windows: int = Field(description="Validation windows of block_size characters the probe read.")
     test_windows: int = Field(description="Of those, the test part: windows 4, 9, 14, ... (every fifth).")
     ridge: float = Field(description="λ of the ridge on features standardized with the fit part's mean and "

@@ -26,7 +26,7 @@ log = logging.getLogger("heads_positions")
 
 TOKEN_BYTES = 32  # 256 bits; the store keeps only its sha256
 STUDENT_ID_BYTES = 12  # 16 base64url characters: names a student in the store, grants nothing
-MAX_ROUNDS = 2  # peer instruction: vote, talk to a neighbour, vote again (app/stores/redis.py lists as many keys)
+MAX_ROUNDS = 2  # peer instruction: vote, talk to a neighbour, vote again (app/stores/redis/keys.py lists as many keys)
 STORE_RETRY_SECONDS = 2  # Retry-After of a 503 while the class store does not answer
 
 

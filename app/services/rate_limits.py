@@ -57,10 +57,6 @@ class RateLimit:
         if wait > 0:
             raise self._refuse(wait)
 
-    async def note(self, who: str) -> None:
-        """Count one event for `who` whatever the window holds (a miss already answered)."""
-        await self.ask(self.store.note(self._key(who), self.window, time.time()))
-
     async def held(self, whos: set[str]) -> int:
         """The events of all `whos` in the window (the wrong codes sent from a class's network)."""
         return await self.ask(self.store.held([self._key(who) for who in sorted(whos)], self.window, time.time()))

@@ -4,7 +4,7 @@ Both stores answer the same questions, and both change a class in one atomic ste
 with any number of workers and replicas. Each change bumps the class's `version`; `changes(code)` yields
 whenever that may have happened (SQLite: a poll of the version column; Redis: a pub/sub message), and a
 single watcher per class and process reads it (app/services/class_events.py). The per-address rate
-limits keep their windows here too (hit, note), so they hold across workers and replicas.
+limits keep their windows here too (hit, held), so they hold across workers and replicas.
 
 "end" keeps the class's record (its steps, rounds, accepted choices, students and answers) for
 `Lifetimes.results` seconds (HP_RESULTS_DAYS), readable with the teacher's token (record) until it passes or
@@ -178,9 +178,6 @@ class ClassStore(Protocol):
         """A rate limit's window (app/services/rate_limits.py): 0 if fewer than `limit` events of `key` fell in
         the last `window` seconds, and then (count) this one is counted, in the same atomic step; otherwise the
         seconds until one leaves the window. Events past their window are deleted on the way."""
-
-    async def note(self, key: str, window: float, now: float) -> None:
-        """Count one event of `key`, whatever its window holds."""
 
     async def held(self, keys: list[str], window: float, now: float) -> int:
         """The events of all `keys` in the last `window` seconds."""

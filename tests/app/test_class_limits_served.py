@@ -2,10 +2,14 @@
 request comes from 127.0.0.1, one address, as a whole class behind a school's network does."""
 
 import asyncio
+import random
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 from class_servers import redis_server, served
+
+from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH
 
 pytestmark = pytest.mark.slow  # real servers: the app in subprocesses, and Redis
 
@@ -45,6 +49,32 @@ def test_a_burst_of_joins_from_one_address_passes_at_most_the_limit(server):
     assert refused == {"too_many_joins_from_address"}
     assert view["joined"] == JOINS_PER_MINUTE and len(view["students"]) == JOINS_PER_MINUTE
     assert len({s["name"] for s in view["students"]}) == JOINS_PER_MINUTE
+
+
+def test_a_burst_of_unknown_codes_from_one_address_answers_at_most_the_limit_of_404s(server):
+    """Issue 37 saw 300 of 300 unknown codes answered 404 with a limit of 60: the window was checked before the
+    lookup and counted after it. Counted in one atomic step, 60 are answered 404 and the rest wait (429); a late
+    student with the class's join key still gets in, one without it waits."""
+    codes = set()
+    while len(codes) < BURST:
+        codes.add("".join(random.choices(CODE_ALPHABET, k=CODE_LENGTH)))
+
+    async def run():
+        async with httpx.AsyncClient(base_url=server.url, timeout=60,
+                                     limits=httpx.Limits(max_connections=BURST)) as client:
+            made = (await client.post("/api/classes")).json()
+            answers = await asyncio.gather(*(client.get(f"/api/classes/{code}") for code in codes - {made["code"]}))
+            key = parse_qs(urlsplit(made["join_url"]).query)["key"][0]
+            late = await client.post(f"/api/classes/{made['code']}/join", json={"name": "Late", "key": key})
+            typed = await client.post(f"/api/classes/{made['code']}/join", json={"name": "Typed"})
+            return answers, late, typed
+    answers, late, typed = asyncio.run(run())
+    statuses = [r.status_code for r in answers]
+    assert statuses.count(404) == 60 and statuses.count(429) == len(answers) - 60, \
+        {s: statuses.count(s) for s in set(statuses)}
+    assert {r.json()["detail"][0]["type"] for r in answers if r.status_code == 429} == {"too_many_unknown_codes"}
+    assert late.status_code == 201 and late.json()["name"] == "Late"
+    assert typed.status_code == 429 and typed.json()["detail"][0]["type"] == "too_many_unknown_codes"
 
 
 def test_unknown_codes_from_the_address_leave_its_students_and_teacher_alone(server):
