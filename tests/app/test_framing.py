@@ -1,7 +1,9 @@
 """Issue 39, item 6: a step's title, framing and question set the experiment up without saying what it will show.
-Each row is a phrase a native reader found giving the answer away, in the text where it stood, in each language."""
+Each row is a phrase a native reader found giving the answer away, in the text where it stood, in each language.
+And a chart's description that read as two broken sentences (item 14)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,12 @@ def test_no_title_framing_or_question_gives_its_answer_away(lang):
     found = [(key, phrase) for key, phrases in GIVEAWAYS.items() for phrase in phrases[lang]
              if phrase in texts[key].lower()]
     assert not found, found
+
+
+@pytest.mark.parametrize("lang", ("en", "fr", "zh", "ja"))
+def test_a_bar_charts_description_reads_as_one_sentence(lang):
+    """Its items start with a label in lower case (« ce montage : … »): after the chart's name comes a colon, not a
+    full stop (it read « Diagramme en barres. ce montage »)."""
+    texts = json.loads((LESSON / f"{lang}.json").read_text(encoding="utf-8"))
+    alt = texts["chart_bars_alt"].format(items=texts["bar_this"])
+    assert not re.search(r"[.。] *" + re.escape(texts["bar_this"]), alt), alt
