@@ -133,12 +133,17 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("aligned", None)
     out.setdefault("difference", None)
     own = STEP_BY_ID[step_id]["setup"]
-    return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own),
+    return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, CHART_ONLY.get(step_id)),
             "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}
 
 
-def _same_setup(setup: dict, own: dict) -> bool:
-    return all(setup.get(key) == value for key, value in own.items())
+# Setup fields that only a step's chart reads, not its verdict: the ablation step's figures are the whole validation
+# split's (heads.json), and line A is run with the head off only to draw one line; changing it changes no verdict.
+CHART_ONLY = {"ablate": ("a",)}
+
+
+def _same_setup(setup: dict, own: dict, chart_only=()) -> bool:
+    return all(setup.get(key) == value for key, value in own.items() if key not in (chart_only or ()))
 
 
 def unknown_chars(tokenizer, text: str) -> list[str]:

@@ -1,6 +1,7 @@
 """Issue 39: a lesson keystroke runs the mask-off control only when a reason needs a run of its own. With one layer
 the last position's causal row masks no key, so the controls read the shown run; from two layers on the mask-off
-run is made, as before. The figures the sentence quotes are checked against a mask-off run made apart."""
+run is made, as before. The figures the sentence quotes are checked against a mask-off run made apart. And the
+ablation step, whose verdict reads no line, is still the question's setup when only line A changed."""
 
 import pytest
 
@@ -43,3 +44,14 @@ def test_two_layers_still_run_the_mask_off_pass(client, registry):
     assert shown.facts.unmasked is not None
     (same,) = compare_many([lesson_compare("白日依山尽", "白日依山尽", 2, step="leak")], registry)
     assert same.facts.unmasked is None  # identical lines: no reason to decide
+
+
+def test_the_ablation_step_with_another_line_a_is_still_the_questions_setup(client):
+    """Its verdict reads the whole validation split: a new line A changes only the one-line chart, so the page must
+    not say the setup changed (it did, and asked the step's own verdict again)."""
+    own = client.post("/api/lesson/ablate/verdict", json={}).json()
+    typed = client.post("/api/lesson/ablate/verdict", json={"a": "床前明月光，疑是地上霜。"}).json()
+    assert typed["setup_is_lessons"] is True and typed["outcome"] == own["outcome"]
+    assert typed["figures"] == own["figures"]
+    other = client.post("/api/lesson/ablate/verdict", json={"position": "rope"}).json()
+    assert other["setup_is_lessons"] is False
