@@ -29,9 +29,9 @@ SWITCH = ["0", "1"]  # causal, posinfo, align, present: off or on
 class Refused(Exception):
     """A value the page cannot use. `allowed`: what it takes, as the notice says it; `kind`: which notice."""
 
-    def __init__(self, allowed: str = "", kind: str = "bad_value", **extra):
+    def __init__(self, allowed: str = "", kind: str = "bad_value", kept=None, **extra):
         super().__init__(allowed)
-        self.allowed, self.kind, self.extra = allowed, kind, extra
+        self.allowed, self.kind, self.kept, self.extra = allowed, kind, kept, extra
 
 
 def whole(value: str) -> int | None:
@@ -77,13 +77,17 @@ def one_character(value: str) -> str:
 
 
 def heads_list(n_layer: int, n_head: int) -> Callable[[str], list[str]]:
-    """off=: heads as "layer-head" (1-based), comma-separated; each must be a head of the page's model."""
+    """off=: heads as "layer-head" (1-based), comma-separated; each must be a head of the page's model. The heads
+    it has are kept when others are refused (a link made on a deeper model still turns those off)."""
     def read(value: str) -> list[str]:
         keys = [k for k in value.split(",") if k]
         pairs = [tuple(whole(part) for part in k.split("-")) if k.count("-") == 1 else (None, None) for k in keys]
-        if not all(layer and head and layer <= n_layer and head <= n_head for layer, head in pairs):
-            raise Refused(f"1-1 … {n_layer}-{n_head}")
-        return sorted({f"{layer}-{head}" for layer, head in pairs}, key=lambda k: tuple(map(int, k.split("-"))))
+        good = [(layer, head) for layer, head in pairs
+                if layer and head and layer <= n_layer and head <= n_head]
+        kept = [f"{layer}-{head}" for layer, head in sorted(set(good))]
+        if len(good) < len(pairs):
+            raise Refused(f"1-1 … {n_layer}-{n_head}", kept=kept)
+        return kept
     return read
 
 
@@ -115,6 +119,9 @@ def _decode(query, params: dict[str, Param], texts: dict, values: dict) -> list[
             try:
                 values[name] = param.read(asked[0])
             except Refused as refused:
+                if refused.kept:  # part of the value was usable: it is what the page opens with
+                    values[name] = refused.kept
+                    param = Param(param.read, refused.kept, ",".join(refused.kept))
                 notices.append(_refusal(texts, name, asked[0], param, refused))
     return notices
 

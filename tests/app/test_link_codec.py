@@ -129,3 +129,9 @@ def test_no_script_parses_the_query():
     """The page receives the codec's decisions: no explorer or lesson script reads location.search."""
     scripts = [p for p in (STATIC / "js").rglob("*.js") if "vendor" not in p.parts]
     assert [str(p) for p in scripts if "URLSearchParams(location.search" in p.read_text()] == []
+
+
+def test_heads_off_that_the_model_has_are_kept_when_others_are_refused(client):
+    page = client.get("/?off=2-1,1-2,9-1&lang=en").text
+    assert link(page)["off"] == ["1-2", "2-1"]
+    assert notices(page) == [bad("en", "off", "2-1,1-2,9-1", "1-1 … 2-4", "off=1-2,2-1")]
