@@ -25,6 +25,7 @@ from app.schemas.classes import (
     ClassView,
     Done,
     DoorChoice,
+    EventsQuery,
     Joined,
     JoinRequest,
     NewClass,
@@ -33,7 +34,6 @@ from app.schemas.classes import (
     Removed,
     Round,
     StepMove,
-    StudentId,
 )
 from app.schemas.compare import ERROR_RESPONSES, ErrorMessage
 from app.schemas.verdicts import VerdictRequest
@@ -394,15 +394,10 @@ async def answer(request: Request, code: ClassCode, body: Answer, classes: Class
                    'does again: `event: back` and the state. A comment at least every 15 s keeps the line open through '
                    'proxies.'}})
 async def events(request: Request, code: ClassCode, classes: ClassesDep, broadcaster: Events, settings: AppSettings,
-                 limits: Limits,
-                 student: Annotated[StudentId | None, Query(
-                     description="The student's id (from join): the student's view (steps and reveals only), "
-                                 "told when the teacher removes them. Without it, the teacher's view.")] = None,
-                 teacher: Annotated[str | None, Query(
-                     max_length=64, description="The teacher's stream key (teacher_stream from POST /api/classes)."
-                 )] = None):
+                 limits: Limits, query: Annotated[EventsQuery, Query()]):
     """The class's steps and reveals as they happen. A student who reconnects gets the current step first.
     With a student's id of the class or the teacher's stream key, never refused for others' unknown codes."""
+    student, teacher = query.student, query.teacher
     standing = await classes.member(code, student)
     if standing is None and not await classes.watches(code, teacher):
         await _without_credential(request, limits)

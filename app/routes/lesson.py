@@ -4,6 +4,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
+from starlette.datastructures import QueryParams
 
 from app.deps import Plotly, Registry, static_dir, templates, verdict_path
 from app.domain.lesson_steps import STEPS
@@ -11,9 +12,9 @@ from app.pipeline.responses import JSONBytes, encoded_json
 from app.schemas.compare import ERROR_RESPONSES, HeadSplit
 from app.schemas.lesson import HeadSplitQuery, LessonSteps
 from app.schemas.verdicts import Verdict, VerdictRequest
-from app.services.i18n import LANGS, lang_notices, negotiate, shown_back, texts
+from app.services.i18n import LANGS, lang_notices, negotiate, texts
 from app.services.lesson import lesson_texts, qr_svg
-from app.services.link_notices import class_notices
+from app.services.link_codec import explorer_link, lang_repeats, lesson_link, one_lang
 from app.services.modules import module_graph
 from app.services.options import options
 from app.services.verdicts import JUDGED_STEPS
@@ -25,17 +26,15 @@ StepId = Annotated[Literal[JUDGED_STEPS], Path(description="The step's id, as in
 
 
 @router.get("/lesson", response_class=HTMLResponse, include_in_schema=False)
-def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None,
-                step: str | None = None, class_code: Annotated[str | None, Query(alias="class")] = None):
+def lesson_page(request: Request, plotly: Plotly, registry: Registry):
+    lang = one_lang(request.query_params)
     chosen = negotiate(lang, request.headers.get("accept-language"))
     folder = static_dir(request)
     t, lt = texts(folder, chosen), lesson_texts(folder, chosen)
-    number = step_number(step)
-    # A bad step or language in a hand-typed link opens the page anyway, and says what it did instead.
-    notices = lang_notices(lang, t)
-    if step and number is None:
-        notices.append(lt["notice_no_step"].format(asked=shown_back(step), total=len(STEPS)))
-    notices += class_notices(class_code, lt)
+    # A bad step, language or class code in a hand-typed link opens the page anyway, and says what it did instead.
+    link = lesson_link(request.query_params, len(STEPS), {**t, **lt})
+    notices = lang_notices(lang, t) + lang_repeats(request.query_params, t, chosen) + link.notices
+    choices = options(registry)
     return templates(request).TemplateResponse(request, "lesson.html", {
         "lang": chosen,
         "t": t,
@@ -45,16 +44,12 @@ def lesson_page(request: Request, plotly: Plotly, registry: Registry, lang: str 
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
         "modules": module_graph(folder, "js/lesson/main.js"),
         "steps": LessonSteps(steps=STEPS).model_dump()["steps"],  # as /api/lesson answers
-        "step": number or 1,
-        "options": options(registry),
+        "step": link.values["step"],
+        "link": link.values,  # what the page opens with (main.js reads it: the page never parses the query)
+        "options": choices,
+        # The explorer's empty link, which the lesson's "open in the explorer" link is written from (state.js).
+        "link_defaults": explorer_link(QueryParams(), choices, registry, t).values,
     }, headers={"Vary": "Accept-Language"})
-
-
-def step_number(step: str | None) -> int | None:
-    """The 1-based step a ?step= names, or None when it names none of the lesson's steps."""
-    if step and step.isdigit() and 1 <= int(step) <= len(STEPS):
-        return int(step)
-    return None
 
 
 @router.get("/lesson/qr.svg", include_in_schema=False)

@@ -2,10 +2,11 @@
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
+from starlette.datastructures import QueryParams
 
 from app.deps import Plotly, Registry, static_dir, templates
 from app.services.i18n import LANGS, lang_notices, negotiate, texts
-from app.services.link_notices import choice_notices, explorer_choices
+from app.services.link_codec import explorer_link, lang_repeats, one_lang
 from app.services.modules import module_graph
 from app.services.options import options
 
@@ -14,15 +15,19 @@ router = APIRouter(include_in_schema=False)
 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request, plotly: Plotly, registry: Registry, lang: str | None = None):
+    lang = one_lang(request.query_params)
     chosen = negotiate(lang, request.headers.get("accept-language"))
     t = texts(static_dir(request), chosen)
     choices = options(registry)
-    # A ?lang= the page does not speak, or a control's value it does not offer: said, not silently replaced.
-    notices = lang_notices(lang, t) + choice_notices(request.query_params, explorer_choices(choices), t)
+    # Every value of the link read by one codec: one it cannot use is said, not silently replaced.
+    link = explorer_link(request.query_params, choices, registry, t)
+    notices = lang_notices(lang, t) + lang_repeats(request.query_params, t, chosen) + link.notices
     return templates(request).TemplateResponse(request, "index.html", {
         "lang": chosen,
         "t": t,
         "notices": notices,
+        "link": link.values,  # what the page opens with (state.js reads it: the page never parses the query)
+        "link_defaults": explorer_link(QueryParams(), choices, registry, t).values,  # what an empty link opens with
         "langs": [{"code": code, "name": name} for code, name in LANGS.items()],
         "plotly_src": request.url_for("plotly", filename=plotly.filename).path,
         "modules": module_graph(static_dir(request), "js/explorer/main.js"),

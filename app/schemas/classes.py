@@ -292,3 +292,15 @@ class ClassResults(BaseModel):
                                                 "(a step passed without either is left out).")
     answers: list[AnswerRow] = Field(description="One row per student, step (of `steps`) and round, by student in "
                                                  "joining order: what answers.csv lists.")
+
+
+class EventsQuery(BaseModel):
+    """GET /api/classes/{code}/events' query: a student's id or the teacher's stream key; nothing else, as every
+    route's query (a misspelt parameter is named, not ignored)."""
+    model_config = ConfigDict(extra="forbid")
+
+    student: StudentId | None = Field(
+        None, description="The student's id (from join): the student's view (steps and reveals only), told when the "
+                          "teacher removes them. Without it, the teacher's view.")
+    teacher: str | None = Field(
+        None, max_length=64, description="The teacher's stream key (teacher_stream from POST /api/classes).")

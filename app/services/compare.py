@@ -114,10 +114,19 @@ def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[An
     return answers
 
 
+def unmasked_needed(model: GPT, ids_a, ids_b, causal: bool) -> bool:
+    """Whether a reason's controls need the shown model run again with the mask off. Not when the mask is off
+    already, nor for identical lines (no reason to decide), nor with one layer: the last position's causal row
+    masks no key, so its output is the mask-off run's, the same sums; the controls read the shown run there. From
+    two layers on, the earlier positions' states under the mask differ, and the mask-off run is a run of its own."""
+    return causal and model.config.n_layer > 1 and list(ids_a) != list(ids_b)
+
+
 def _controls(plan: Plan) -> bool:
     """Whether the comparison also runs the shown model with the mask off: a lesson step's reason is decided by that
-    control (GapFacts.unmasked), and a keystroke then stays one request."""
-    return plan.req.lesson_step is not None and plan.req.causal
+    control (GapFacts.unmasked), and a keystroke then stays one request; only when the control needs a run of its
+    own (unmasked_needed: not with one layer, whose last position masks nothing, nor for identical lines)."""
+    return plan.req.lesson_step is not None and unmasked_needed(plan.model, plan.ids_a, plan.ids_b, plan.req.causal)
 
 
 def _jobs(plan: Plan) -> list[tuple]:

@@ -39,6 +39,7 @@ from app.services.compare import (
     plan_compare,
     planned,
     run_many,
+    unmasked_needed,
 )
 from app.services.gaps import (
     FLOAT32_DECIDES,
@@ -132,12 +133,17 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("aligned", None)
     out.setdefault("difference", None)
     own = STEP_BY_ID[step_id]["setup"]
-    return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own),
+    return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, CHART_ONLY.get(step_id)),
             "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}
 
 
-def _same_setup(setup: dict, own: dict) -> bool:
-    return all(setup.get(key) == value for key, value in own.items())
+# Setup fields that only a step's chart reads, not its verdict: the ablation step's figures are the whole validation
+# split's (heads.json), and line A is run with the head off only to draw one line; changing it changes no verdict.
+CHART_ONLY = {"ablate": ("a",)}
+
+
+def _same_setup(setup: dict, own: dict, chart_only=()) -> bool:
+    return all(setup.get(key) == value for key, value in own.items() if key not in (chart_only or ()))
 
 
 def unknown_chars(tokenizer, text: str) -> list[str]:
@@ -236,9 +242,10 @@ class StepJudging:
 
     def jobs32(self) -> list[tuple]:
         """The shown model under the step's mask unless /api/compare ran it, and with the mask off (the controls)
-        unless it ran that too."""
+        when a control needs that run and /api/compare did not make it."""
         jobs = [] if self.facts else [self._job(self.causal)]
-        if self.causal and (self.facts is None or self.facts.unmasked is None):
+        if unmasked_needed(self.model, self.ids_a, self.ids_b, self.causal) and \
+                (self.facts is None or self.facts.unmasked is None):
             jobs.append(self._job(False))
         return jobs
 
@@ -253,9 +260,10 @@ class StepJudging:
             self.facts = dataclasses.replace(self.facts, unmasked=unmasked)
 
     def _control_gap(self, name: str):
-        """A control's float32 Gap: the mask-off runs, or the step's own when its mask is off already."""
+        """A control's float32 Gap: the mask-off runs, or the step's own when its mask is off already or masks
+        nothing at the last position (one layer: unmasked_needed)."""
         causal, flag = CONTROLS[name]
-        if causal or not self.causal:
+        if causal or not unmasked_needed(self.model, self.ids_a, self.ids_b, self.causal):
             return self.facts.gaps[0, flag]
         return self.facts.unmasked[flag]
 

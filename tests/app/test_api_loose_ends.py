@@ -45,6 +45,19 @@ def test_a_non_ascii_teacher_key_is_no_500(client):
         assert stream.status_code == 200  # the stream opens, as for any key that is not the teacher's
 
 
+def test_the_event_stream_refuses_a_query_parameter_it_does_not_have(client):
+    """As every other route: a misspelt ?studnet= is named, not taken for the teacher's view."""
+    code = client.post("/api/classes").json()["code"]
+    # A stream: on a route that takes the parameter silently, it opens (200) and never ends, so only its status is read.
+    with client.stream("GET", f"/api/classes/{code}/events", params={"studnet": "late-student-000001"}) as got:
+        assert got.status_code == 422
+        got.read()
+    detail = got.json()["detail"][0]
+    assert detail["loc"] == ["query", "studnet"] and detail["type"] == "extra_forbidden", detail
+    got = client.get(f"/api/classes/{code}/events", params={"student": "short"})
+    assert got.status_code == 422 and got.json()["detail"][0]["loc"] == ["query", "student"], got.text
+
+
 @pytest.mark.parametrize(("body", "rule"), [
     (b'{"line_a": "\xe7\x99\xbd", "seed": ' + b"9" * 5000 + b"}", "digits"),
     ('{"line_a": "café"}'.encode("latin-1"), "utf8"),

@@ -182,7 +182,7 @@ export function startClassMode(lessonSteps) {
   if (student?.ended && (!linkCode || linkCode === student.code)) {
     room.code = student.code;
     over(student.reason ?? "class_ended");
-  } else if (linkCode && CODE_SHAPE.test(linkCode) && teacher?.code !== linkCode) {
+  } else if (linkCode && teacher?.code !== linkCode) {
     // The server's join link (its key) asks the name first, unless this browser already has a seat there.
     if (linkKey && student?.code !== linkCode) askName(linkCode);
     else join(linkCode);

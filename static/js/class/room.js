@@ -19,11 +19,12 @@ export const RECENT_SECONDS = 60; // the roster's "joined in the last minute"
 
 export const NAME_CHARS = 24; // the server's limit on a name (app/schemas/classes.py), in characters
 
-// Read at load, before main.js rewrites the URL to ?step=N&lang=L. The join link's key (the server's join_url and
+// The link's class and join key as the server decoded them (app/services/link_codec.py, embedded as #page-link):
+// a class= that cannot be a code is null here, and the page said so. The join link's key (the server's join_url and
 // QR code carry it) is the class's credential: a join that holds it is never held by others' wrong codes.
-const linkParams = new URLSearchParams(location.search);
-export const linkCode = linkParams.get("class");
-export const linkKey = linkParams.get("key");
+const link = JSON.parse(document.getElementById("page-link").textContent).state;
+export const linkCode = link.class;
+export const linkKey = link.key;
 
 export const ui = {
   panel: $("#class-panel"),

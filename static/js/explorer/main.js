@@ -10,14 +10,14 @@ import {
 } from "./controls.js";
 import { fieldMessage } from "../shared/errors.js";
 import { applyDict, loadDict, setDict, tr } from "../shared/i18n.js";
-import { LANGS, MODES } from "../shared/constants.js";
+import { MODES } from "../shared/constants.js";
 import { latest } from "../shared/latest.js";
 import { ANSWER_PANELS, modelSummary, renderRopePairs, unknownNote } from "./panels.js";
 import { renderHeatmaps } from "./heatmaps.js";
 import { createProbePanels } from "./probe.js";
 import { createRelativePanel } from "./relative.js";
 import { createShippedPanels } from "./shipped.js";
-import { DEFAULTS, explorerState, readState, sameState, toSearch } from "./state.js";
+import { DEFAULTS, explorerState, linkState, toSearch } from "./state.js";
 import "../shared/typeset.js"; // every figure in the page's text stays on one line
 
 /**
@@ -54,7 +54,7 @@ const ui = {
   generalError: $("#general-error"),
 };
 
-explorerState.set(readState(location.search, LANGS, document.documentElement.lang));
+explorerState.set(linkState());
 /** The state: read here, changed with explorerState.set() (each state is frozen), written to the URL by writeUrl. */
 const state = () => explorerState.get();
 
@@ -80,14 +80,19 @@ const verdictOf = (answer) => page.verdicts.get(answer) ?? null;
 
 // ---- state <-> URL ----------------------------------------------------------------------------
 
+/** The state as its history entry keeps it (the answer on screen is not history): popstate reads it back, so the
+ * page never parses an address; the server decoded the one it was opened with (link_codec.py). */
+function entry() {
+  const { ablation, ...kept } = state();
+  return { explorer: kept };
+}
+
 function writeUrl(mode) {
   // The #fragment stays: it is the panel a shared link points at.
-  const url = `${location.pathname}${toSearch(state())}${location.hash}`;
-  if (mode === "push" && !sameState(state(), readState(location.search, LANGS, state().lang))) {
-    history.pushState(null, "", url);
-  } else {
-    history.replaceState(null, "", url);
-  }
+  const search = toSearch(state());
+  const url = `${location.pathname}${search}${location.hash}`;
+  if (mode === "push" && search !== location.search) history.pushState(entry(), "", url);
+  else history.replaceState(entry(), "", url);
 }
 
 // ---- options and weights ----------------------------------------------------------------------
@@ -521,10 +526,12 @@ function downloadJson() {
   downloadText(`${JSON.stringify(answer)}\n`, `heads-positions-${m.position}-${m.weights}-${m.n_head}h.json`);
 }
 
-/** The page's one popstate handler: the whole state, training step included, comes back from the address. */
-async function onPopState() {
+/** The page's one popstate handler: the whole state, training step included, comes back from the history entry.
+ * An entry without one (a #fragment link's, before hashchange stamped it) keeps the state on screen. */
+async function onPopState(event) {
   const previous = state();
-  explorerState.set(readState(location.search, LANGS, previous.lang));
+  if (!event.state?.explorer) return;
+  explorerState.set(event.state.explorer);
   page.typing = false;
   applyControls();
   const { lang, rel } = state();
@@ -560,7 +567,9 @@ function bind() {
     writeUrl("push");
     switchLanguage(state().lang).catch(showError);
   });
-  window.addEventListener("popstate", () => { onPopState().catch(showError); });
+  window.addEventListener("popstate", (event) => { onPopState(event).catch(showError); });
+  // A #fragment link makes a history entry of its own: it keeps the state it was made from.
+  window.addEventListener("hashchange", () => { if (!history.state?.explorer) history.replaceState(entry(), ""); });
 }
 
 // ---- start ------------------------------------------------------------------------------------

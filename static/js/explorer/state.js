@@ -3,75 +3,39 @@
 // the heads turned off (off: "layer-head" pairs, 1-based) and lang.
 // A teacher copies the address bar and the class sees the same plots; the #fragment picks the panel.
 
-import { COMPARE_DEFAULTS } from "../shared/constants.js";
+// The page's link as the server decoded it (app/services/link_codec.py, the one reader of every query parameter,
+// embedded by templates/base.html): {state: what this page opened with, defaults: what an empty link opens with}.
+// Nothing here parses a query: a value the server could not use was replaced there, and said in a notice.
+const LINK = JSON.parse(document.getElementById("page-link").textContent);
 
-// The values a control allows are the server's (/api/options) as templates/_controls.html rendered them:
-// one list, kept on the server, and read here with no request before the first comparison.
-function allowed(name) {
-  return [...document.querySelectorAll(`[name="${name}"]`)]
-    .flatMap((node) => (node.tagName === "SELECT" ? [...node.options].map((option) => option.value) : [node.value]));
-}
-
-// The lines, the mode and the mask are /api/compare's defaults (constants.js): the lesson's lines, kept in Python.
-export const DEFAULTS = Object.freeze({
-  a: COMPARE_DEFAULTS.line_a,
-  b: COMPARE_DEFAULTS.line_b,
-  pos: COMPARE_DEFAULTS.position,
-  layer: 1,
-  heads: 4,
-  // null: not chosen yet. The page resolves it once /api/options says which trained weights ship:
-  // trained where they exist for the mode, random otherwise (see main.js effectiveWeights).
-  weights: null,
-  // null: the random model's default depth (/api/options random.n_layer). Trained weights fix their own.
-  nLayer: null,
-  causal: COMPARE_DEFAULTS.causal,
-  posinfo: true, // false: the heatmaps show the same weights run without position information
-  align: true, // false: A − B subtracts cell by cell even when B is a reordering of A
-  rel: Object.freeze({ first: "明", second: "月", layer: 1, head: 1 }),
-  step: null, // the training step of the gallery and the similarity panel; null: the end of training
-  off: Object.freeze([]), // the heads turned off, "layer-head" (1-based), sorted: the ablation panel and gallery's
-  lang: "zh",
-});
-
-function pick(value, allowed, fallback) {
-  return allowed.includes(value) ? value : fallback;
-}
-
-function whole(value, fallback) {
-  const n = Number.parseInt(value ?? "", 10);
-  return Number.isInteger(n) && n >= 1 ? n : fallback;
-}
-
-function oneChar(value, fallback) {
-  const chars = [...(value ?? "")];
-  return chars.length === 1 ? chars[0] : fallback;
-}
-
-/** Read a state from a query string; anything missing or invalid falls back to the defaults. */
-export function readState(search, langs, fallbackLang) {
-  const q = new URLSearchParams(search);
-  const rel = DEFAULTS.rel;
+/** The server's decoded link (its parameter names) in the state's shape. */
+function fromLink(link, lang) {
   return {
-    a: q.get("a") ?? DEFAULTS.a,
-    b: q.get("b") ?? DEFAULTS.b,
-    pos: pick(q.get("pos"), allowed("position"), DEFAULTS.pos),
-    layer: whole(q.get("layer"), DEFAULTS.layer),
-    heads: pick(Number(q.get("heads")), allowed("heads").map(Number), DEFAULTS.heads),
-    weights: pick(q.get("weights"), allowed("weights"), DEFAULTS.weights),
-    nLayer: pick(Number(q.get("n_layer")), allowed("n_layer").map(Number), DEFAULTS.nLayer),
-    causal: q.get("causal") !== "0",
-    posinfo: q.get("posinfo") !== "0",
-    align: q.get("align") !== "0",
-    rel: {
-      first: oneChar(q.get("rel_first"), rel.first),
-      second: oneChar(q.get("rel_second"), rel.second),
-      layer: whole(q.get("rel_layer"), rel.layer),
-      head: whole(q.get("rel_head"), rel.head),
-    },
-    step: readStep(search),
-    off: readOff(q.get("off")),
-    lang: pick(q.get("lang"), langs, pick(fallbackLang, langs, DEFAULTS.lang)),
+    a: link.a,
+    b: link.b,
+    pos: link.pos,
+    layer: link.layer,
+    heads: link.heads,
+    // null: not chosen yet. The page resolves it once /api/options says which trained weights ship:
+    // trained where they exist for the mode, random otherwise (see main.js effectiveWeights).
+    weights: link.weights,
+    nLayer: link.n_layer, // null: the random model's default depth. Trained weights fix their own.
+    causal: link.causal,
+    posinfo: link.posinfo, // false: the heatmaps show the same weights run without position information
+    align: link.align, // false: A − B subtracts cell by cell even when B is a reordering of A
+    rel: Object.freeze({ first: link.rel_first, second: link.rel_second, layer: link.rel_layer, head: link.rel_head }),
+    step: link.step, // the training step of the gallery and the similarity panel; null: the end of training
+    off: Object.freeze([...link.off]), // the heads turned off, "layer-head" (1-based), sorted
+    lang,
   };
+}
+
+/** An empty link's state: the lesson's lines and the server's defaults. */
+export const DEFAULTS = Object.freeze(fromLink(LINK.defaults, "zh"));
+
+/** The state this page was opened with: its link, decoded by the server; lang is the language the server chose. */
+export function linkState() {
+  return fromLink(LINK.state, document.documentElement.lang);
 }
 
 /** Switches and the relative panel appear in the URL only when they differ from the default, so links stay short. */
@@ -92,23 +56,10 @@ export function toSearch(state) {
   return `?${q}`;
 }
 
-/** Heads as "layer-head", both whole numbers from 1, sorted and once each; others dropped. Heads the model does not
- * have are dropped once its shape is known (heads-off.js fit). */
-export function readOff(value) {
-  const heads = (value ?? "").split(",").filter((k) => /^[1-9]\d*-[1-9]\d*$/.test(k));
-  return Object.freeze(sortedHeads(new Set(heads)));
-}
-
 /** "layer-head" keys sorted by layer, then head. */
 export function sortedHeads(keys) {
   const n = (k) => k.split("-").map(Number);
   return [...keys].sort((x, y) => n(x)[0] - n(y)[0] || n(x)[1] - n(y)[1]);
-}
-
-/** A step from a query string: a whole number, or null when absent or not one. */
-function readStep(search) {
-  const n = Number.parseInt(new URLSearchParams(search).get("step") ?? "", 10);
-  return Number.isInteger(n) && n >= 0 ? n : null;
 }
 
 export function sameState(x, y) {

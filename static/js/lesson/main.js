@@ -5,7 +5,6 @@
 // (class.js) drives the same controller.
 
 import { ApiError, postVerdict, verdictBody } from "../shared/api.js";
-import { LANGS } from "../shared/constants.js";
 import { explorerUrl, showLineHints, trainedNote } from "../explorer/controls.js";
 import { $, $$, clear, el, show } from "../shared/dom.js";
 import { draw, purge } from "../shared/draw.js";
@@ -86,15 +85,15 @@ const request = latest();
 
 // ---- URL ---------------------------------------------------------------------------------------
 
+/** The step, language and presenter view this page was opened with: its link as the server decoded it
+ * (app/services/link_codec.py, embedded as #page-link; step=３ is step 3 on both), never parsed here. */
 function readUrl() {
-  const q = new URLSearchParams(location.search);
-  const step = Number.parseInt(q.get("step") ?? "1", 10);
-  return {
-    step: Number.isInteger(step) && step >= 1 && step <= STEPS.length ? step : 1,
-    lang: LANGS.includes(q.get("lang")) ? q.get("lang") : document.documentElement.lang,
-    present: q.get("present") === "1",
-  };
+  const link = JSON.parse(document.getElementById("page-link").textContent).state;
+  return { step: link.step, lang: document.documentElement.lang, present: link.present };
 }
+
+/** The URL's part of the state, as a history entry keeps it: popstate reads it back. */
+const entry = () => ({ lesson: { step: state.step, lang: state.lang, present: state.present } });
 
 function stepUrl(step, lang = state.lang, present = state.present) {
   const q = new URLSearchParams({ step: String(step), lang });
@@ -106,8 +105,8 @@ function writeUrl(mode) {
   let url = stepUrl(state.step);
   // A student's address keeps the class, so a reload or a reopened tab comes back into it.
   if (lesson.room?.role === "student") url += `&${new URLSearchParams({ class: lesson.room.code })}`;
-  if (mode === "push" && url !== `${location.pathname}${location.search}`) history.pushState(null, "", url);
-  else history.replaceState(null, "", url);
+  if (mode === "push" && url !== `${location.pathname}${location.search}`) history.pushState(entry(), "", url);
+  else history.replaceState(entry(), "", url);
 }
 
 // ---- the step ----------------------------------------------------------------------------------
@@ -948,8 +947,10 @@ function bind() {
     switchLanguage(state.lang).catch(showError);
   });
   document.addEventListener("keydown", onKey);
-  window.addEventListener("popstate", () => {
-    const { step, ...next } = readUrl();
+  window.addEventListener("popstate", (event) => {
+    // An entry without the lesson's state (a #fragment link's) leaves the page where it is.
+    if (!event.state?.lesson) return;
+    const { step, ...next } = event.state.lesson;
     const langChanged = next.lang !== state.lang;
     Object.assign(state, next);
     ui.lang.value = state.lang;

@@ -67,13 +67,30 @@ function span(text) {
   return [...text].reduce((n, ch) => n + (WIDE.test(ch) ? 2 : 1), 0);
 }
 
+// Words as ICU finds them (its dictionary splits a run of Chinese or Japanese, which has no spaces, into words).
+const WORDS = new Intl.Segmenter([], { granularity: "word" });
+// Punctuation a line must not start with (a comma, a closing bracket) or end with (an opening bracket).
+const NO_START = /^[\s,.:;!?)\]，、。：；！？）」』】〉》]/u;
+const NO_END = /[(\[（「『【〈《]$/u;
+
+/** Whether a line may break between two words: after a space or a comma, or between words of Chinese or Japanese,
+ * never before closing punctuation, after an opening bracket or between a number and its unit. */
+function breakable(before, after) {
+  if (NO_START.test(after) || NO_END.test(before)) return false;
+  if (/\d\s*$/u.test(before) && WIDE.test(after[0])) return false; // "2 层": a number keeps its unit
+  return /[\s,，、]$/u.test(before) || WIDE.test(before.at(-1)) || WIDE.test(after[0]);
+}
+
 /**
- * A long label on lines about `width` Latin letters wide (Plotly's <br>), broken after spaces and commas, and
- * between any two characters of a run of Chinese or Japanese, which has no spaces.
+ * A long label on lines about `width` Latin letters wide (Plotly's <br>), broken where breakable() allows: never
+ * inside a word (信息 stays whole) nor before a full-width comma.
  */
 export function wrapLabel(label, width) {
-  const pieces = (label.match(/[^\s,，、]+[\s,，、]*/gu) ?? [label])
-    .flatMap((p) => (WIDE.test(p) ? [...p] : [p]));
+  const pieces = [];
+  for (const { segment } of WORDS.segment(label)) {
+    if (pieces.length && !breakable(pieces.at(-1), segment)) pieces[pieces.length - 1] += segment;
+    else pieces.push(segment);
+  }
   const lines = [];
   for (const piece of pieces) {
     if (lines.length && span((lines.at(-1) + piece).trimEnd()) <= width) lines[lines.length - 1] += piece;

@@ -1,0 +1,27 @@
+// A chart's label wrapped for a phone (static/js/shared/plots.js wrapLabel), without a browser: lines break between
+// words, never inside one (信息) nor before a full-width comma or closing bracket (issue 39, item 14).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+globalThis.document = { documentElement: { lang: "zh" } };
+const { wrapLabel } = await import("../../static/js/shared/plots.js");
+
+const lines = (label, width) => wrapLabel(label, width).split("<br>");
+
+test("a Chinese label breaks between words, never inside 信息 nor before a full-width comma", () => {
+  for (const width of [6, 8, 10, 12, 16]) {
+    for (const label of ["同样的权重，去掉位置信息", "有位置信息（learned）", "训练好的模型，learned", "这个模型：未训练，2 层，none"]) {
+      const got = lines(label, width);
+      assert.equal(got.join("").replaceAll(" ", ""), label.replaceAll(" ", ""), label);
+      for (const line of got) assert.doesNotMatch(line, /^[，、。：）]/u, `${label} at ${width}: ${got}`);
+      assert.ok(!got.some((line, i) => line.endsWith("信") && got[i + 1]?.startsWith("息")), `${label}: ${got}`);
+      assert.ok(!got.some((line) => /（$/u.test(line)), `${label}: ${got}`);
+      assert.ok(!got.some((line, i) => /\d$/u.test(line) && got[i + 1]?.startsWith("层")), `${label}: ${got}`);
+    }
+  }
+});
+
+test("a Latin label still breaks after spaces and commas only", () => {
+  assert.deepEqual(lines("same weights, positions removed", 16), ["same weights,", "positions", "removed"]);
+  assert.deepEqual(lines("pos_emb", 4), ["pos_emb"]);
+});
