@@ -67,3 +67,17 @@ def class_state(server_url: str, code: str) -> dict:
     """GET /api/classes/{code}, as any student sees it."""
     with urllib.request.urlopen(f"{server_url}/api/classes/{code}", timeout=10) as response:
         return json.loads(response.read())
+
+
+def join_phone(open_page, tools, join: str, name: str = "", **page):
+    """A phone opens the class's join link, which asks a name first (issue 38): `name`, or skipped for the server's
+    friendly one in the phone's language. open_page's arguments (width, height, locale) pass through."""
+    phone = open_page(join, explorer=False, **page)
+    tools.wait_until(phone, "() => document.querySelector('[data-class-first]').checkVisibility()",
+                     message="the join link did not ask a name first")
+    if name:
+        phone.fill("#class-first-name", name)
+        phone.click("#class-first-join")
+    else:
+        phone.click("#class-first-skip")
+    return phone

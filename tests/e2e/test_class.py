@@ -8,7 +8,7 @@ import time
 import urllib.request
 
 import pytest
-from class_pages import class_app, class_state, panel, start_class, visible, wait_panel, wait_step
+from class_pages import class_app, class_state, join_phone, panel, start_class, visible, wait_panel, wait_step
 from class_pages import lesson_texts as texts
 
 pytestmark = pytest.mark.e2e
@@ -154,7 +154,7 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
 def test_enter_in_the_presenter_view_is_the_reveal_for_the_whole_class(open_page, server_url, tools):
     """One reveal: Enter on the projector reveals on the server, so every phone reveals and answers close."""
     teacher, code, join = start_class(open_page, tools, ANSWER_STEP, width=1280, height=720)
-    student = open_page(join, width=390, height=844, locale="zh-CN", explorer=False)
+    student = join_phone(open_page, tools, join, width=390, height=844, locale="zh-CN")
     wait_step(student, tools, ANSWER_STEP)
     student.check("[data-question] input[value='same']")
     student.click("[data-commit]")
@@ -183,7 +183,7 @@ def test_a_students_arrow_keys_stay_on_the_class_step_and_say_why(open_page, too
     """The teacher moves the class; a student's own moves are refused, in the student's language."""
     teacher, code, join = start_class(open_page, tools, 2)
     for locale in ("zh-CN", "ja-JP", "fr-FR", "en-US"):
-        student = open_page(join, locale=locale, explorer=False)
+        student = join_phone(open_page, tools, join, locale=locale)
         wait_step(student, tools, 2)
         wait_panel(student, tools, "step", "2")
         student.locator("body").focus()
@@ -206,7 +206,7 @@ def test_a_students_arrow_keys_stay_on_the_class_step_and_say_why(open_page, too
 def test_a_student_who_closes_the_tab_comes_back_into_the_class_with_their_answer(open_page, server_url, tools):
     """The browser keeps the student's seat (code and token): a new tab on /lesson is the same student."""
     teacher, code, join = start_class(open_page, tools, ANSWER_STEP)
-    student = open_page(join, locale="fr-FR", explorer=False)
+    student = join_phone(open_page, tools, join, locale="fr-FR")
     wait_step(student, tools, ANSWER_STEP)
     student.check("[data-question] input[value='different']")
     student.click("[data-commit]")

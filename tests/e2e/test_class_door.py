@@ -43,7 +43,8 @@ def teacher_view(server_url, teacher, code) -> dict:
 
 
 def open_link(open_page, tools, link_path, lang):
-    phone = open_page(link_path, **PHONE, locale={"ja": "ja-JP", "fr": "fr-FR"}[lang], explorer=False)
+    phone = open_page(link_path, **PHONE, locale={"ja": "ja-JP", "fr": "fr-FR", "en": "en-US", "zh": "zh-CN"}[lang],
+                      explorer=False)
     tools.wait_until(phone, "() => document.querySelector('[data-class-first]').checkVisibility()",
                      message="the join link did not ask the name first")
     t = texts(lang)
@@ -108,6 +109,20 @@ def test_the_door_asks_and_the_teacher_admits_or_refuses_by_name(open_page, serv
     tools.wait_until(fr, "() => !document.querySelector('#class-over').hidden")
     assert words(fr.text_content("#class-over-text")) == words(fill(texts("fr")["class_over_removed"], code=code))
     assert teacher_view(server_url, teacher, code)["joined"] == 1
+
+
+@pytest.mark.parametrize("lang", ["ja", "fr", "en", "zh"])
+def test_a_link_without_the_key_asks_the_name_first_too(open_page, server_url, tools, lang):
+    """A link with the code alone (typed into the address, or shared without its key) asks the name first, in the
+    phone's language, as the server's join link does; skipping gives a friendly name in that language."""
+    teacher, code, join = start_class(open_page, tools, 4)
+    assert "key=" not in join
+    phone = open_link(open_page, tools, join, lang)
+    phone.click("#class-first-skip")
+    wait_panel(phone, tools, "step", "4")
+    wait_panel(teacher, tools, "joined", "1")
+    (seat,) = teacher_view(server_url, teacher, code)["students"]
+    assert seat["name"].rsplit(" ", 1)[0] in ANIMALS[lang]
 
 
 def test_after_a_hundred_wrong_codes_the_join_link_still_joins_at_once(open_page, server_url, tools):

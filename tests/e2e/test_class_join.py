@@ -13,8 +13,8 @@ import tempfile
 import urllib.request
 
 import pytest
+from class_pages import join_phone, start_class, visible, wait_panel
 from class_pages import lesson_texts as texts
-from class_pages import start_class, visible, wait_panel
 from class_servers import redis_server, served
 
 pytestmark = pytest.mark.e2e
@@ -85,7 +85,7 @@ def test_a_locked_class_says_so_and_lets_the_phone_in_once_opened(open_page, ser
     teacher.select_option("#class-door", "closed")
     wait_panel(teacher, tools, "locked", "true")
     open_page.allow("status of 403")
-    phone = open_page(join, **PHONE, locale=LOCALES[lang], explorer=False)
+    phone = join_phone(open_page, tools, join, **PHONE, locale=LOCALES[lang])
     tools.wait_until(phone, SHOWN, message="the refused phone was told nothing")
     # The teacher may open the class again: a slow retry by itself, and a button to try at once.
     assert_join_screen(phone, reason(lang, code, "class_locked"), 403, waits=True, button=True)
@@ -99,7 +99,7 @@ def test_a_locked_class_says_so_and_lets_the_phone_in_once_opened(open_page, ser
 @pytest.mark.parametrize("lang", LOCALES)
 def test_an_unknown_code_says_so_and_does_not_retry(open_page, server_url, tools, lang):
     open_page.allow("status of 404")
-    phone = open_page(f"/lesson?class={UNKNOWN}", **PHONE, locale=LOCALES[lang], explorer=False)
+    phone = join_phone(open_page, tools, f"/lesson?class={UNKNOWN}", **PHONE, locale=LOCALES[lang])
     tools.wait_until(phone, SHOWN, message="the phone with an unknown code was told nothing")
     # Waiting cannot make a class exist: no timer and no button; the phone may go on alone.
     assert_join_screen(phone, reason(lang, UNKNOWN, "class_gone"), 404, waits=False, button=False)
@@ -115,7 +115,7 @@ def test_a_full_class_says_so_and_the_button_gets_in_once_a_seat_is_free(open_pa
     teacher, code, join = start_class(open_page, tools, 2)
     first = post(server_url, f"{code}/join")  # HP_MAX_STUDENTS=1: the class is now full
     open_page.allow("status of 409")
-    phone = open_page(join, **PHONE, locale=LOCALES[lang], explorer=False)
+    phone = join_phone(open_page, tools, join, **PHONE, locale=LOCALES[lang])
     tools.wait_until(phone, SHOWN, message="the phone refused by a full class was told nothing")
     assert_join_screen(phone, reason(lang, code, "class_full"), 409, waits=True, button=True)
     tools.screenshot(phone, f"class-phone-join-409-{lang}")
@@ -132,7 +132,7 @@ def test_a_store_that_does_not_answer_says_so_and_the_phone_joins_once_it_does(o
         open_page.allow(expected)  # the teacher's stream and requests meet the paused store too
     store.pause()
     try:
-        phone = open_page(join, **PHONE, locale=LOCALES[lang], explorer=False)
+        phone = join_phone(open_page, tools, join, **PHONE, locale=LOCALES[lang])
         # While the server waits on the store, the phone says it is joining: never the solo lesson.
         assert words(phone.text_content("#class-over-text")) == words(
             texts(lang)["class_joining"].replace("{code}", code))
@@ -163,6 +163,8 @@ def test_a_phone_refused_with_429_gets_a_join_screen_and_retries(open_page, serv
                          "ctx": {"seconds": 3, "retry_after": 3}}]}))
     phone.route(f"**/api/classes/{code}/join", refuse_once)
     phone.goto(phone.url.split("/lesson")[0] + join)
+    tools.wait_until(phone, "() => document.querySelector('[data-class-first]').checkVisibility()")
+    phone.click("#class-first-skip")  # the link asks a name first (issue 38)
     tools.wait_until(phone, SHOWN, message="the refused phone was told nothing")
     assert_join_screen(phone, reason(lang, code, "class_too_many_joins", seconds=3), 429, waits=True,
                        button=False)

@@ -6,7 +6,7 @@ import json
 import urllib.request
 
 import pytest
-from class_pages import class_app, start_class, visible, wait_panel, wait_step
+from class_pages import class_app, join_phone, start_class, visible, wait_panel, wait_step
 
 from app.domain.lesson_steps import STEPS
 
@@ -44,7 +44,7 @@ def vote_and_reveal(teacher, student, tools, choice: str) -> None:
 
 def test_a_class_votes_on_the_probe_and_bands_steps(open_page, server_url, tools):
     teacher, code, join = start_class(open_page, tools, NUMBER["probe"], width=1280, height=720, lang="fr")
-    student = open_page(join, width=390, height=844, locale="zh-CN", explorer=False)
+    student = join_phone(open_page, tools, join, width=390, height=844, locale="zh-CN")
     wait_step(student, tools, NUMBER["probe"])
     probe = own_verdict(server_url, "probe")
     vote_and_reveal(teacher, student, tools, probe["accepted"][0])

@@ -7,8 +7,8 @@ import re
 import tempfile
 
 import pytest
+from class_pages import join_phone, start_class, wait_panel
 from class_pages import lesson_texts as texts
-from class_pages import start_class, wait_panel
 from class_servers import Served, redis_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -34,7 +34,7 @@ def test_a_lost_class_is_said_at_the_top_of_the_projector_and_shows_no_reveal(br
             teacher, code, join = start_class(opener, tools, ANSWER_STEP, width=1280, height=720, lang="ja")
             if present:
                 teacher.click("#present")
-            phone = opener(join, width=390, height=844, locale="fr-FR", explorer=False)
+            phone = join_phone(opener, tools, join, width=390, height=844, locale="fr-FR")
             wait_panel(phone, tools, "step", str(ANSWER_STEP))
             phone.check("[data-question] input[value='same']")
             phone.click("[data-commit]")

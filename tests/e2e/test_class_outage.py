@@ -9,7 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from class_pages import start_class, wait_connection, wait_panel
+from class_pages import join_phone, start_class, wait_connection, wait_panel
 from class_servers import Served, redis_server
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -64,7 +64,7 @@ def class_state(url: str, code: str, token: str) -> dict:
 def test_an_outage_is_said_on_every_screen_and_loses_no_answer(open_on, app_server, tools):
     teacher, code, join = start_class(open_on, tools, ANSWER_STEP)
     token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
-    students = [open_on(join, width=390, height=844, locale=locale, explorer=False) for locale in ("fr-FR", "ja-JP")]
+    students = [join_phone(open_on, tools, join, width=390, height=844, locale=locale) for locale in ("fr-FR", "ja-JP")]
     for page in students:
         wait_panel(page, tools, "step", str(ANSWER_STEP))
     wait_panel(teacher, tools, "joined", "2")
@@ -133,7 +133,7 @@ def test_a_paused_redis_is_said_on_every_idle_screen_and_the_class_goes_on(brows
         opener.allow("status of 503")  # a request that met the paused store
         try:
             teacher, _, join = start_class(opener, tools, ANSWER_STEP)
-            students = [opener(join, width=390, height=844, locale=locale, explorer=False)
+            students = [join_phone(opener, tools, join, width=390, height=844, locale=locale)
                         for locale in ("zh-CN", "fr-FR")]
             for page in students:
                 wait_panel(page, tools, "step", str(ANSWER_STEP))

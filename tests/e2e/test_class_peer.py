@@ -9,7 +9,7 @@ import tempfile
 import urllib.request
 
 import pytest
-from class_pages import class_app, start_class, visible, wait_panel
+from class_pages import class_app, join_phone, start_class, visible, wait_panel
 from class_pages import lesson_texts as texts
 from class_servers import redis_server, served
 
@@ -52,7 +52,7 @@ def results(server_url: str, code: str, token: str, path: str = "results") -> by
 def test_two_rounds_then_the_end_asks_and_leaves_a_summary(open_page, server_url, tools):
     teacher, code, join = start_class(open_page, tools, STEP)
     token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
-    phones = {locale: open_page(join, width=390, height=844, locale=locale, explorer=False) for locale in FIRST}
+    phones = {locale: join_phone(open_page, tools, join, width=390, height=844, locale=locale) for locale in FIRST}
     for page in phones.values():
         wait_panel(page, tools, "step", str(STEP))
     for locale, page in phones.items():
@@ -132,7 +132,7 @@ def test_a_class_lost_to_a_redis_restart_is_called_lost(browser, open_page, tool
             opener.allow(expected)
         try:
             teacher, code, join = start_class(opener, tools, 2)
-            phone = opener(join, width=390, height=844, locale="zh-CN", explorer=False)
+            phone = join_phone(opener, tools, join, width=390, height=844, locale="zh-CN")
             wait_panel(phone, tools, "step", "2")
             redis.stop()
             redis.start()  # without persistence: it comes back empty
@@ -164,7 +164,7 @@ def test_the_projector_opens_each_step_at_its_question_after_a_reveal(open_page,
     teacher, code, join = start_class(open_page, tools, STEP, width=1280, height=720, lang="ja")
     if present:
         teacher.click("#present")
-    phone = open_page(join, width=390, height=844, locale="ja-JP", explorer=False)
+    phone = join_phone(open_page, tools, join, width=390, height=844, locale="ja-JP")
     wait_panel(phone, tools, "step", str(STEP))
     vote(phone, tools, "same")
     wait_panel(teacher, tools, "answered", "1")

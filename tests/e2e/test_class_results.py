@@ -10,7 +10,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from class_pages import class_app, start_class, visible, wait_panel
+from class_pages import class_app, join_phone, start_class, visible, wait_panel
 from class_pages import lesson_texts as texts
 from class_servers import served
 
@@ -48,7 +48,7 @@ def test_after_the_end_and_a_reload_the_teacher_finds_the_class_again(open_page,
     teacher, code, join = start_class(open_page, tools, STEP)
     token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
     for locale, choice in VOTES.items():
-        phone = open_page(join, width=390, height=844, locale=locale, explorer=False)
+        phone = join_phone(open_page, tools, join, width=390, height=844, locale=locale)
         wait_panel(phone, tools, "step", str(STEP))
         phone.check(f"[data-question] input[value='{choice}']")
         phone.click("[data-commit]")
@@ -114,7 +114,7 @@ def test_the_list_and_its_files_outlive_a_server_restart(browser, open_page, too
         try:
             teacher, code, join = start_class(opener, tools, STEP)
             token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
-            phone = opener(join, width=390, height=844, locale="fr-FR", explorer=False)
+            phone = join_phone(opener, tools, join, width=390, height=844, locale="fr-FR")
             wait_panel(phone, tools, "step", str(STEP))
             phone.check("[data-question] input[value='same']")
             phone.click("[data-commit]")

@@ -7,7 +7,7 @@ import re
 import time
 
 import pytest
-from class_pages import class_app, class_state, start_class, visible, wait_panel, wait_step
+from class_pages import class_app, class_state, join_phone, start_class, visible, wait_panel, wait_step
 from class_pages import lesson_texts as texts
 
 pytestmark = pytest.mark.e2e
@@ -49,7 +49,7 @@ def teacher_in_class(open_page, tools, lang: str, present: bool):
 @pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
 def test_the_projector_shows_the_class_on_one_1280x720_screen(open_page, tools, lang, present):
     teacher, code = teacher_in_class(open_page, tools, lang, present)
-    student = open_page(f"/lesson?class={code}", width=390, height=844, locale="en-US", explorer=False)
+    student = join_phone(open_page, tools, f"/lesson?class={code}", width=390, height=844, locale="en-US")
     wait_step(student, tools, ANSWER_STEP)
     student.check("[data-question] input[value='same']")
     student.click("[data-commit]")
@@ -82,7 +82,7 @@ def test_the_projector_shows_the_class_on_one_1280x720_screen(open_page, tools, 
 
 def test_a_phone_shows_the_question_and_the_class_first(open_page, tools):
     teacher, code, join = start_class(open_page, tools, ANSWER_STEP)
-    student = open_page(join, width=390, height=844, locale="ja-JP", explorer=False)
+    student = join_phone(open_page, tools, join, width=390, height=844, locale="ja-JP")
     wait_step(student, tools, ANSWER_STEP)
     wait_panel(student, tools, "step", str(ANSWER_STEP))
     question = student.evaluate(BOX, "#question-body input[value='different']")
@@ -94,14 +94,14 @@ def test_a_phone_shows_the_question_and_the_class_first(open_page, tools):
 
 def test_the_teacher_closes_joining_and_a_late_student_is_told(open_page, server_url, tools):
     teacher, code, join = start_class(open_page, tools, 2)
-    first = open_page(join, locale="en-US", explorer=False)
+    first = join_phone(open_page, tools, join, locale="en-US")
     wait_panel(first, tools, "step", "2")
     wait_panel(teacher, tools, "joined", "1")
     teacher.select_option("#class-door", "closed")
     wait_panel(teacher, tools, "locked", "true")
     assert class_state(server_url, code)["locked"] is True
     open_page.allow("status of 403")
-    late = open_page(join, locale="fr-FR", explorer=False)
+    late = join_phone(open_page, tools, join, locale="fr-FR")
     # The join screen, on the first screen: why, in the page's language, and a button (waiting alone cannot help).
     tools.wait_until(late, "() => !document.querySelector('[data-class-over]').hidden"
                            " && document.querySelector('#class-over').dataset.refused === '403'",
@@ -122,7 +122,7 @@ def test_the_teacher_closes_joining_and_a_late_student_is_told(open_page, server
 
 def test_a_student_sees_the_end_of_the_class_after_a_reload_too(open_page, tools):
     teacher, code, join = start_class(open_page, tools, 2)
-    student = open_page(join, width=390, height=844, locale="zh-CN", explorer=False)
+    student = join_phone(open_page, tools, join, width=390, height=844, locale="zh-CN")
     wait_panel(student, tools, "step", "2")
     teacher.click("#class-end")
     teacher.click("#class-end-yes")  # ending asks first
@@ -249,7 +249,7 @@ def test_continuing_alone_after_the_end_fits_a_phone(open_page, tools):
     """The lesson was drawn behind the end screen (hidden: Plotly's 700 px default); "continue alone" brings it back
     at the phone's width (issue 38)."""
     teacher, code, join = start_class(open_page, tools, ANSWER_STEP)
-    phone = open_page(join, width=390, height=844, locale="fr-FR", explorer=False)
+    phone = join_phone(open_page, tools, join, width=390, height=844, locale="fr-FR")
     wait_panel(phone, tools, "step", str(ANSWER_STEP))
     phone.check("[data-question] input[value='same']")
     phone.click("[data-commit]")

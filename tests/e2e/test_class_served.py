@@ -7,7 +7,7 @@ import tempfile
 import urllib.request
 
 import pytest
-from class_pages import wait_connection, wait_panel
+from class_pages import join_phone, wait_connection, wait_panel
 from class_servers import RedisServer, Served
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -80,7 +80,7 @@ def test_redis_stopped_mid_class_says_reconnecting_then_back_and_keeps_the_answe
         try:
             teacher, code = start_class(opener, tools, ANSWER_STEP)
             token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
-            student = opener(f"/lesson?class={code}", width=390, height=844, locale="ja-JP", explorer=False)
+            student = join_phone(opener, tools, f"/lesson?class={code}", width=390, height=844, locale="ja-JP")
             wait_panel(student, tools, "step", str(ANSWER_STEP))
             wait_panel(teacher, tools, "joined", "1")
 

@@ -26,7 +26,7 @@ import { tr } from "../shared/i18n.js";
 import { read, write } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
 import { KEY_KEY, mySaved, TEACHER_KEY } from "./storage.js";
-import { CODE_SHAPE, linkCode, linkKey, RECENT_SECONDS, room, serverClock, statusText, stepOf, ui } from "./room.js";
+import { CODE_SHAPE, linkCode, RECENT_SECONDS, room, serverClock, statusText, stepOf, ui } from "./room.js";
 import { recentSeats, render, renderConnection, renderNameCount } from "./screens.js";
 import { begin, call, failed, finish, leave, openSummary, over } from "./session.js";
 import {
@@ -183,8 +183,9 @@ export function startClassMode(lessonSteps) {
     room.code = student.code;
     over(student.reason ?? "class_ended");
   } else if (linkCode && teacher?.code !== linkCode) {
-    // The server's join link (its key) asks the name first, unless this browser already has a seat there.
-    if (linkKey && student?.code !== linkCode) askName(linkCode);
+    // A join link (the server's, with its key, or a code typed into the address) asks the name first, unless this
+    // browser already has a seat there.
+    if (student?.code !== linkCode) askName(linkCode);
     else join(linkCode);
   }
   else if (teacher?.code && teacher?.token) begin("teacher", teacher.code, teacher.token);

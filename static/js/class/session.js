@@ -106,7 +106,11 @@ function follow(before = null) {
     });
     lesson.goTo(n, { from: "class", focus: false, again: true });
   }
-  if (lesson.step !== n) lesson.goTo(n, { from: "class", focus: false });
+  if (lesson.step !== n) {
+    lesson.goTo(n, { from: "class", focus: false });
+    // A new step opens at its title, however far the last reveal scrolled this screen (a phone, issue 38).
+    lesson.toTop();
+  }
   // The same step, opened again by the teacher after its reveal: the question comes back.
   else if (asked && !room.live.revealed && lesson.revealed) lesson.goTo(n, { from: "class", focus: false, again: true });
   if (asked && room.live.revealed) lesson.reveal({ from: "class" });

@@ -12,7 +12,7 @@ import { escapePlotly as esc, fillRich, num, tr } from "../shared/i18n.js";
 import { latest } from "../shared/latest.js";
 import { whenVisible } from "../shared/lazy.js";
 import {
-  MODE_STYLE, MUTED, PUOR, TYPE, baseLayout, colorbar, lineAxis, narrowScreen, titleText,
+  MODE_STYLE, MUTED, PUOR, TYPE, baseLayout, colorbar, lineAxis, narrowScreen, titleText, wrapLabel,
 } from "../shared/plots.js";
 import { modeLabel } from "./plots-results.js";
 import { degrees, ordered, pairLabel, probeVerdict, siteLabel, speedsVerdict } from "./probe-words.js";
@@ -48,7 +48,8 @@ export function probeFigure({ trained, untrained }) {
       mode: "lines+markers",
       name: esc(name),
       meta: untrained && m === untrained ? "untrained" : m.position,
-      x: sites.map((s) => esc(siteLabel(s))),
+      // On two lines, level: turned labels took half a projector's chart and ran into each other.
+      x: sites.map((s) => wrapLabel(siteLabel(s), 12)),
       y: sites.map((s) => s.mae),
       hovertemplate: `%{x} · %{y:.1f}<extra>${esc(name)}</extra>`,
       line: { color: style.color, width: 2, dash: style.dash },
@@ -60,7 +61,7 @@ export function probeFigure({ trained, untrained }) {
     margin: { l: 8, r: 12, t: 8, b: 8 },
     showlegend: true,
     legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
-    xaxis: lineAxis(tr("probe_axis_site"), { type: "category", automargin: true }),
+    xaxis: lineAxis(tr("probe_axis_site"), { type: "category", automargin: true, tickangle: 0 }),
     yaxis: lineAxis(tr("probe_axis_mae"), { rangemode: "tozero" }),
     shapes: chance === null ? [] : [{
       type: "line", xref: "paper", yref: "y", x0: 0, x1: 1, y0: chance, y1: chance,
@@ -147,7 +148,9 @@ export function speedsFigure({ speeds, measure }) {
   // On a phone the labels are the numbers alone (the axis titles name them), so the cells keep the width.
   const narrow = narrowScreen();
   const heads = speeds.layers.flatMap((l) => l.heads.map((h) => ({ layer: l.layer, head: h.head, values: h[measure] })));
-  const x = heads.map((h) => (narrow ? `${h.layer}-${h.head}` : esc(tr("speeds_head", { layer: h.layer, head: h.head }))));
+  // Elsewhere the layer over the head ("L1" over "H1"), level, so eight heads fit a projector's chart unturned.
+  const x = heads.map((h) => (narrow ? `${h.layer}-${h.head}`
+    : esc(tr("speeds_head", { layer: h.layer, head: h.head })).replace(/ /g, "<br>")));
   const y = speeds.theta_degrees.map((d, i) => (narrow ? `${i} · ${degrees(d)}°` : esc(pairLabel(i, d))));
   const z = speeds.theta_degrees.map((_, i) => heads.map((h) => h.values[i]));
   const range = Math.max(1e-9, ...z.flat().map(Math.abs));
@@ -168,7 +171,7 @@ export function speedsFigure({ speeds, measure }) {
   const layout = baseLayout({
     margin: { l: 8, r: 8, t: 6, b: 8 },
     xaxis: { title: titleText(tr(narrow ? "speeds_axis_head_short" : "speeds_axis_head"), { standoff: 2 }),
-      fixedrange: true, automargin: true, showgrid: false, zeroline: false, type: "category" },
+      fixedrange: true, automargin: true, showgrid: false, zeroline: false, type: "category", tickangle: 0 },
     yaxis: { title: titleText(tr("speeds_axis_pair"), { standoff: 2 }), autorange: "reversed", fixedrange: true,
       automargin: true, showgrid: false, zeroline: false, type: "category" },
   });

@@ -13,8 +13,9 @@ export function gapBarsFigure({ items }) {
   const data = [{
     type: "bar",
     orientation: "h",
-    // On a phone the labels wrap, or they take the plot's width; the hover names the bar in full either way.
-    y: items.map((item) => (narrow ? wrapLabel(item.label, 16) : esc(item.label))),
+    // The labels wrap (narrower on a phone), or a long one ("untrained, 2 layers, no position, no mask") takes
+    // most of the chart's width on a projector; the hover names the bar in full either way.
+    y: items.map((item) => wrapLabel(item.label, narrow ? 16 : 28)),
     x: values,
     text: items.map((item) => sci(item.value)),
     textposition: "outside",
@@ -27,7 +28,8 @@ export function gapBarsFigure({ items }) {
     font: { size: narrow ? 12 : 15 },
     // A tick every third decade on a phone: eleven powers of ten do not fit in 200 px.
     xaxis: lineAxis(tr("depth_axis_y"), { type: "log", range: [-9, 1.5], exponentformat: "power", ...(narrow ? { dtick: 3 } : {}) }),
-    yaxis: { automargin: true, fixedrange: true, autorange: "reversed" },
+    // The bars' names a size under the numbers: two lines each still leave their bars apart on a projector.
+    yaxis: { automargin: true, fixedrange: true, autorange: "reversed", tickfont: { size: narrow ? 12 : 13 } },
   });
   return { data, layout };
 }

@@ -5,7 +5,7 @@
 
 import { ApiError, postVerdict } from "../shared/api.js";
 import { escapePlotly as esc, num, sentences, tr } from "../shared/i18n.js";
-import { COLORS, MUTED, TYPE, baseLayout, lineAxis, narrowScreen } from "../shared/plots.js";
+import { COLORS, MUTED, TYPE, baseLayout, lineAxis, narrowScreen, wrapLabel } from "../shared/plots.js";
 import { probeFigure, speedsFigure } from "../explorer/probe.js";
 import { modeLabel } from "../explorer/plots-results.js";
 
@@ -83,7 +83,8 @@ export const probe = {
 
 /** Loss with every pair turning and with each band stopped; beside it, the previous-character head's attention. */
 function bandsFigure(f) {
-  const names = ["all", "fastest", "slowest"].map((b) => esc(tr(`bands_bar_${b}`)));
+  // The bars' names on two lines, level (turned, they took half a projector's chart).
+  const names = ["all", "fastest", "slowest"].map((b) => wrapLabel(tr(`bands_bar_${b}`), 12));
   const narrow = narrowScreen();
   const bar = (name, y, color, axis, text) => ({
     type: "bar", name: esc(name), x: names, y, yaxis: axis, offsetgroup: axis, marker: { color },
@@ -101,8 +102,8 @@ function bandsFigure(f) {
       barmode: "group",
       showlegend: true,
       legend: narrow ? { orientation: "h", x: 0, y: -0.2, yanchor: "top", font: { size: TYPE.legend } }
-        : { orientation: "h", x: 0, y: 1.16, font: { size: TYPE.legend } },
-      xaxis: lineAxis("", { type: "category", automargin: true }),
+        : { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: TYPE.legend } },
+      xaxis: lineAxis("", { type: "category", automargin: true, tickangle: 0 }),
       yaxis: lineAxis(tr("bands_axis_loss"), { rangemode: "tozero" }),
       yaxis2: lineAxis(tr("bands_axis_previous"), { overlaying: "y", side: "right", range: [0, 1], tickformat: ".0%",
         showgrid: false, color: MUTED, tickmode: "linear", tick0: 0, dtick: 0.25 }),

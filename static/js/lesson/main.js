@@ -17,6 +17,7 @@ import { redrawClass, startClassMode } from "../class/class.js";
 import { peekSetup } from "./fold.js";
 import "../shared/typeset.js"; // every figure in the page's text stays on one line
 import { lesson } from "./controller.js";
+import { foldVerdict, unfoldVerdict } from "./verdict-fold.js";
 import { allAnswers, answerOf, saveAnswer } from "./store.js";
 
 /** A keystroke after a pause asks at once; one while the last is still out waits for the keys to stop this long
@@ -46,6 +47,7 @@ const ui = {
   commitHint: $("#commit-hint"),
   reveal: $("#step-reveal"),
   verdict: $("#verdict"),
+  verdictMore: $("#verdict-more"),
   error: $("#lesson-error"),
   charts: $("#charts"),
   chartNav: $("#chart-nav"),
@@ -80,6 +82,7 @@ const state = {
   chartIndex: 0, // the presenter's chart on screen
   chartsDrawing: 0, // the newest update of the charts: an older one stops drawing into the same nodes
   debounce: null, // an edit's reveal, waiting for a burst of keys to stop
+  drawing: null, // the last step opened: its renderStep(), settled once its answer (if shown) is drawn
 };
 const request = latest();
 
@@ -441,29 +444,42 @@ async function reveal({ scroll = false } = {}) {
 
 /** The least height a chart keeps on the projector, however long the verdict above it. */
 const PROJECTOR_MIN_PLOT = 200;
+/** The chart's height that a long verdict gives room for, folding its last sentences (verdict-fold.js); a square
+ * heatmap needs more, or its position ticks (0 32 64 96) run into each other in the projector's type. */
+const PROJECTOR_PLOT = 280;
+const PROJECTOR_SQUARE = 380;
 const FIT_SLACK = 8; // px under the chart, so its frame is not cut by the screen's edge
 
 /**
  * Bring the answer into view. On a class's projector (the teacher's screen in a class, both views) the question,
  * the verdict and its first chart fit one screen (issues 30 and 38; class.css puts the setup below the answer and
- * compacts the question): the charts on screen take the height left under them, never more than their own, then
- * the view moves to the question (in the normal view; the presenter view starts at the answer). A question and
- * verdict so long that the chart would shrink under PROJECTOR_MIN_PLOT move the view to the verdict.
+ * compacts the question): a verdict too tall to leave PROJECTOR_PLOT for the chart folds its last sentences, the
+ * charts on screen take the height left under them, never more than their own, then the view moves to the
+ * question. A question and verdict so long that the chart would shrink under PROJECTOR_MIN_PLOT move the view to
+ * the verdict.
  */
 function showAnswer() {
-  // The presenter view keeps its verdict first (its long verdicts leave no room for the question yet).
-  const presenting = document.body.classList.contains("is-presenting");
-  let from = lesson.room?.role === "teacher" && !presenting ? ui.form : ui.reveal;
-  const plots = $$(".lesson-chart:not([hidden]) .lesson-plot", ui.charts);
-  if (plots.length && lesson.room?.role === "teacher") {
+  const teacher = lesson.room?.role === "teacher";
+  let from = teacher ? ui.form : ui.reveal;
+  unfoldVerdict(ui.verdict, ui.verdictMore);
+  if (teacher) {
+    const plots = $$(".lesson-chart:not([hidden]) .lesson-plot", ui.charts);
     for (const plot of plots) plot.style.height = "";
-    const below = (node) => Math.floor(window.innerHeight - FIT_SLACK
-      - (plots[0].getBoundingClientRect().top - node.getBoundingClientRect().top));
-    if (below(from) < PROJECTOR_MIN_PLOT) from = ui.verdict;
-    const room = Math.max(PROJECTOR_MIN_PLOT, below(from));
-    for (const plot of plots.filter((p) => p.offsetHeight > room)) {
-      plot.style.height = `${room}px`;
-      if (plot.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(plot);
+    ui.verdictMore.hidden = false; // its line is kept in the measure: it shows if a sentence folds
+    const top = (node) => node.getBoundingClientRect().top;
+    const verdict = ui.verdict.getBoundingClientRect();
+    // Under the verdict: what stands between it and the chart (its caption, a note), then the chart.
+    const plot = plots[0]?.classList.contains("lesson-plot--square") ? PROJECTOR_SQUARE : PROJECTOR_PLOT;
+    const under = plots.length ? top(plots[0]) - verdict.bottom + plot : 0;
+    foldVerdict(ui.verdict, ui.verdictMore, window.innerHeight - FIT_SLACK - (verdict.top - top(ui.form)) - under);
+    if (plots.length) {
+      const below = (node) => Math.floor(window.innerHeight - FIT_SLACK - (top(plots[0]) - top(node)));
+      if (below(from) < PROJECTOR_MIN_PLOT) from = ui.verdict;
+      const room = Math.max(PROJECTOR_MIN_PLOT, below(from));
+      for (const plot of plots.filter((p) => p.offsetHeight > room)) {
+        plot.style.height = `${room}px`;
+        if (plot.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(plot);
+      }
     }
   }
   from.scrollIntoView({ block: "start" });
@@ -560,6 +576,7 @@ const verdictPanel = {
   update(a) {
     // Two marked sentences (the model's, then the student's), read by tests/e2e/test_referee.py.
     const parts = [["verdict", a.judged.text], ["prediction", predictionText(a.step, a.judged)]].filter(([, t]) => t);
+    unfoldVerdict(ui.verdict, ui.verdictMore); // a verdict drawn again shows whole
     ui.verdict.replaceChildren(...parts.flatMap(([name, text], i) => [
       ...(i ? [document.createTextNode(tr("sentence_sep"))] : []),
       el("span", { text, dataset: { sentence: name } }),
@@ -770,6 +787,7 @@ function moveChart(delta) {
 
 /** Chart type for the back of a room: every font size in the figure half as large again. */
 const PROJECTOR_SCALE = 1.5;
+const PROJECTOR_STANDOFF = 8; // px more between an axis title and its tick labels: the larger type's line boxes
 
 function forProjector(figure) {
   const scale = (value, key) => {
@@ -783,6 +801,14 @@ function forProjector(figure) {
   };
   // Fonts Plotly would take from its defaults are set here, so they grow too.
   const layout = scale({ ...figure.layout, font: { size: 14, ...(figure.layout?.font ?? {}) } }, "");
+  // The margins where axis titles sit, and each title's distance from its tick labels, grow with the type, or a
+  // title set in the larger type lies over the ticks (by 6 to 14 px at 1280x720).
+  const margin = layout.margin ?? {};
+  for (const side of ["l", "t", "b"]) if (typeof margin[side] === "number") margin[side] = Math.round(margin[side] * PROJECTOR_SCALE);
+  for (const [key, axis] of Object.entries(layout)) {
+    if (!/^[xy]axis\d*$/.test(key) || typeof axis?.title !== "object") continue;
+    axis.title = { ...axis.title, standoff: Math.round((axis.title.standoff ?? 4) * PROJECTOR_SCALE) + PROJECTOR_STANDOFF };
+  }
   return { data: scale(figure.data, ""), layout };
 }
 
@@ -809,8 +835,20 @@ function showStep(n, { focus, from }) {
   state.step = n;
   // Only this screen's own moves make history: the class's and the back button's replace it.
   writeUrl(from === "page" ? "push" : "replace");
-  renderStep().catch(showError);
+  state.drawing = renderStep().catch(showError);
   if (focus) ui.article.focus({ preventScroll: false });
+}
+
+/**
+ * The step's title at the top of the screen, however far a reveal scrolled it: at once, and again once the step is
+ * drawn, since a step that opens shorter than the screen (its answer not drawn yet) cannot scroll its title up.
+ */
+function toTop() {
+  const drawing = state.drawing;
+  ui.article.scrollIntoView({ block: "start" });
+  drawing?.then(() => {
+    if (state.drawing === drawing) ui.article.scrollIntoView({ block: "start" });
+  });
 }
 
 function readSetup() {
@@ -938,6 +976,7 @@ function bind() {
     lesson.goTo(Number(link.dataset.open));
   });
   ui.present.addEventListener("change", () => setPresent(ui.present.checked));
+  ui.verdictMore.addEventListener("click", () => unfoldVerdict(ui.verdict, ui.verdictMore));
   $("#chart-prev").addEventListener("click", () => moveChart(-1));
   $("#chart-next").addEventListener("click", () => moveChart(1));
   ui.copy.addEventListener("click", () => { copySnippet().catch(console.error); });
@@ -974,7 +1013,7 @@ function start() {
     hint: (text) => { ui.commitHint.textContent = text; },
     navigation: (open) => show($(".lesson-nav"), open),
     sharing: (open) => show($(".lesson-share"), open),
-    toTop: () => ui.article.scrollIntoView({ block: "start" }),
+    toTop,
     setup: () => verdictBody(setupOf(current())),
   });
   bind();

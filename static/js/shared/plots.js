@@ -61,6 +61,7 @@ export function narrowScreen() {
 }
 
 const WIDE = /[\u3000-\u9fff\uff00-\uffef]/u; // Chinese and Japanese: about two Latin letters wide
+const CLOSING = /^[、。，．）」』！？：；,.)]/u;
 
 /** How wide text draws, in Latin letters. */
 function span(text) {
@@ -93,7 +94,9 @@ export function wrapLabel(label, width) {
   }
   const lines = [];
   for (const piece of pieces) {
-    if (lines.length && span((lines.at(-1) + piece).trimEnd()) <= width) lines[lines.length - 1] += piece;
+    // A comma or closing mark never starts a line (Japanese 禁則): it stays with the character before it.
+    const keep = CLOSING.test(piece);
+    if (lines.length && (keep || span((lines.at(-1) + piece).trimEnd()) <= width)) lines[lines.length - 1] += piece;
     else lines.push(piece);
   }
   return lines.map((line) => esc(line.trim())).join("<br>");
