@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Set up and run every test: a venv in .venv, the project with its test extra, ruff, node --test (the page's pure
-# modules), then pytest in two tiers: the fast tier first (pytest -m "not slow and not e2e"), then the rest (servers
-# in subprocesses, Redis, and the browser tests in Debian's chromium). Arguments go to both runs, e.g.
+# modules), then pytest in three tiers: the fast tier first (pytest -m "not slow and not e2e"), then the slow one
+# (servers in subprocesses, Redis, long runs), then the browser tests in Debian's chromium. Arguments go to both runs, e.g.
 # `bash scripts/test.sh -q` or `bash scripts/test.sh tests/app`. A failing tier stops the script with
 # pytest's exit code.
 # Each tier runs in parallel processes (pytest-xdist), a file to a process at a time (--dist loadfile): the fast
-# tier in one per core, the rest in HP_TEST_PROCESSES (4), since most of its time is spent waiting on servers and
-# browsers rather than computing. `bash scripts/test.sh -n 0` runs everything in one process.
+# tier in one per core, the others in HP_TEST_PROCESSES (4), since much of their time is spent waiting on servers
+# and browsers rather than computing. The browser tests are a tier of their own: Playwright's sync API keeps an event
+# loop running in its process, where a later asyncio.run() of a server test would fail.
+# `bash scripts/test.sh -n 0` runs everything in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +40,7 @@ ruff check .
 echo "== node --test: the page's pure modules"
 node --test tests/js/
 # pytest exits 5 when it selects no test. One tier may have none among the paths asked for (tests/model
-# has no browser test), so that alone is no failure; both tiers empty means nothing ran, which is one.
+# has no browser test), so that alone is no failure; every tier empty means nothing ran, which is one.
 ran=0
 tier() {
   local name=$1 marks=$2 code=0
@@ -52,7 +54,8 @@ tier() {
   esac
 }
 tier "fast tier" "not slow and not e2e" -n auto --dist loadfile "$@"
-tier "slow and browser tiers" "slow or e2e" -n "${HP_TEST_PROCESSES:-4}" --dist loadfile "$@"
+tier "slow tier" "slow and not e2e" -n "${HP_TEST_PROCESSES:-4}" --dist loadfile "$@"
+tier "browser tier" "e2e" -n "${HP_TEST_PROCESSES:-4}" --dist loadfile "$@"
 if [ "$ran" = 0 ]; then
   echo "no test ran" >&2
   exit 5
