@@ -137,6 +137,8 @@ def test_a_teacher_sees_who_joined_removes_the_breaker_and_the_flood(open_page, 
     assert teacher.evaluate("() => [...document.querySelectorAll('#class-remove-names li')].map((li) => "
                             "li.textContent)") == [seat["name"] for seat in flood]
     assert "12" in teacher.text_content("#class-remove-text")
+    # The button says what the question asks: refuse (断る), not remove (外す).
+    assert teacher.text_content("#class-remove-yes") == texts("ja")["class_refuse_yes"] == "断る"
     teacher.click("#class-remove-yes")
     wait_panel(teacher, tools, "waiting", "0")
     assert [s["name"] for s in api(server_url, "GET", f"/{code}", token=token)["students"]] == ["小明", "さくら", given]

@@ -196,7 +196,17 @@ def scroll_through(page, wanted: list[str]) -> None:
         page.locator(f"#{chart}.js-plotly-plot").wait_for(state="attached")
     # A panel whose answer takes seconds (the probe of an untrained model) draws after the others.
     page.wait_for_function("() => !document.querySelector('section.panel[data-state=\"loading\"]')")
-    page.wait_for_timeout(300)  # the last charts' room for the toolbar (one relayout)
+
+
+def assert_nothing_covered(page, tools) -> None:
+    """The toolbar covers no legend or colour bar once the charts have settled: the last charts make room for it
+    in one relayout after they draw, so this waits for that (WAIT_TIMEOUT at most) rather than a fixed time, and a
+    toolbar still over a legend then fails with the places it covers."""
+    try:
+        tools.wait_until(page, f"() => ({COVERED})().length === 0")
+    except AssertionError:
+        pass  # the assertion below names what stays covered
+    assert page.evaluate(COVERED) == []
 
 
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["390", "1280"])
@@ -204,7 +214,7 @@ def scroll_through(page, wanted: list[str]) -> None:
 def test_no_toolbar_covers_a_legend_or_colour_bar_in_the_explorer(open_page, tools, size, lang):
     page = open_page(f"/?lang={lang}", **size)
     scroll_through(page, EXPLORER_CHARTS)
-    assert page.evaluate(COVERED) == []
+    assert_nothing_covered(page, tools)
     page.locator("#residual-with").scroll_into_view_if_needed()
     page.locator("#residual-with").hover()
     tools.screenshot(page, f"layout-toolbar-{size['width']}-{lang}")
@@ -217,8 +227,7 @@ def test_no_toolbar_covers_a_legend_or_colour_bar_in_the_lesson(open_page, tools
     if page.locator("[data-question] input[type=radio]").count():
         commit_first_choice(page, tools)
     assert page.locator("#charts .js-plotly-plot").count() > 0
-    page.wait_for_timeout(300)
-    assert page.evaluate(COVERED) == []
+    assert_nothing_covered(page, tools)
 
 
 # ---- 4. figures never break across lines -----------------------------------------------------------------

@@ -130,6 +130,8 @@ export function confirmRemoval(which, names, refuse = false) {
   }
   room.confirming = { body: { ...which, names }, names, refuse };
   ui.removeText.textContent = tr(refuse ? "class_refuse_confirm" : "class_remove_confirm", { n: names.length });
+  ui.removeYes.dataset.i18n = refuse ? "class_refuse_yes" : "class_remove_yes"; // the button says what it does
+  ui.removeYes.textContent = tr(ui.removeYes.dataset.i18n);
   ui.removeNames.replaceChildren(...names.map((name) => el("li", { text: name })));
   if (!ui.removeDialog.open) ui.removeDialog.showModal();
 }

@@ -138,7 +138,7 @@ function modebarOverlap(node) {
 function makeRoom(node) {
   if (node.makingRoom) return node.makingRoom; // the relayout's own afterplot: the loop below checks again
   node.makingRoom = (async () => {
-    for (let round = 0; round < 3; round += 1) {
+    for (let round = 0; round < 6; round += 1) {
       const reach = modebarOverlap(node);
       const room = Number(node.dataset.modebarRoom || 0) + reach;
       if (!reach || room > 160) break;
