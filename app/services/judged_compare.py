@@ -13,9 +13,10 @@ from app.errors import InputError
 from app.pipeline.encoding import Encoded, encode
 from app.schemas.compare import CompareRequest
 from app.services.compare import Answer, compare_many
+from app.services.explorer_verdict import explorer_verdict
 from app.services.gaps import GapFacts
 from app.services.registry import ModelRegistry
-from app.services.verdicts import explorer_verdict, step_verdict32
+from app.services.verdicts import step_verdict32
 
 
 @dataclass(frozen=True)

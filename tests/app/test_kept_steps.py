@@ -7,7 +7,7 @@ import json
 import pytest
 
 from app.domain.lesson_steps import STEPS
-from app.services.verdicts import BAND_TIE, PROBE_CHANCE, PROBE_CLOSE
+from app.services.step_judges import BAND_TIE, PROBE_CHANCE, PROBE_CLOSE
 from model.assets import WEIGHTS_DIR
 
 SHIPPED = json.loads((WEIGHTS_DIR / "probe.json").read_text())

@@ -14,7 +14,7 @@ import torch
 from reference_gpt import ReferenceGPT
 
 from app.domain.lesson_steps import STEPS
-from app.services.verdicts import float64_twin
+from app.services.twins import float64_twin
 from model.assets import WEIGHTS_DIR
 from model.probes import layer1_query_key
 
