@@ -136,6 +136,7 @@ export const room = {
   // when a teacher's move failed, so that the next move that works takes it away
   status: null,
   outage: false, // the event stream or the class store is down
+  outageSince: 0, // performance.now() when it last said so: only a request sent after that can say "back"
   connection: null, // what the connection pill says: "reconnecting" | "back" | null
   ended: null, // student: why their class is over, as over() was told (its end screen)
   // a refused phone's join screen: {words, status, waits, button, left: seconds to the next attempt}; null while

@@ -17,6 +17,7 @@ export async function call(method, path, body, bearer = myToken(), extra = {}) {
   const headers = { Accept: "application/json", ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
+  const sent = performance.now();
   let response;
   try {
     response = await fetch(`/api/classes${path}`, {
@@ -27,8 +28,10 @@ export async function call(method, path, body, bearer = myToken(), extra = {}) {
   }
   if (!response.ok) throw await responseError(response);
   // An answer after an outage: the server and its store are back (a student's stream says nothing until
-  // the next step, and a retry that failed just before may have said "reconnecting…" again).
-  if (room.outage) setConnection("back");
+  // the next step, and a retry that failed just before may have said "reconnecting…" again). Only an answer to a
+  // request sent after the outage began says so: one sent before it (answered late) tells nothing of the store now,
+  // and a class lost meanwhile must never read "back".
+  if (room.outage && sent > room.outageSince) setConnection("back");
   return response.json().catch(() => ({}));
 }
 
@@ -80,6 +83,7 @@ function setConnection(connection) {
     clearTimeout(room.running.back);
   } else if (connection === "reconnecting") {
     room.outage = true;
+    room.outageSince = performance.now();
     clearTimeout(room.running.back);
   } else if (connection === "back") {
     if (!room.outage) return;
