@@ -3,11 +3,12 @@
 
 import { $, $$, clear, el, show } from "../shared/dom.js";
 import { draw, purgeAll, unfit } from "../shared/draw.js";
-import { fillRich, scientific, sentences, tr } from "../shared/i18n.js";
+import { fillRich, sentences, tr } from "../shared/i18n.js";
 import { differenceMap, largestAbs, topCells } from "./align.js";
 import { getShipped } from "../shared/api.js";
 import { headRoleText } from "./head-role.js";
 import { heatmapFigure, maskPattern, visible } from "../shared/plots.js";
+import { fmtSci } from "./panels.js";
 
 function nextTask() {
   return new Promise((resolve) => { setTimeout(resolve, 0); });
@@ -96,7 +97,6 @@ function ensureGrid(grid, nHead, withDiff) {
   grid.dataset.diff = String(withDiff);
 }
 
-const fmtSci = (v) => scientific(v, 2); // 3.1 × 10⁻⁸, never 3.1e-8
 const fmtWeight = (v) => (Math.abs(v) >= 0.01 ? v.toFixed(2) : fmtSci(v));
 
 /** "日→白 0.62, 尽→山 0.41": the text alternative of one map, its largest cells (query → key). */

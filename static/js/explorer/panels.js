@@ -9,7 +9,7 @@ import { showLoadError } from "./shipped.js";
 import { RESIDUAL_FLOOR, depthFigure, residualFigure, ropeFigure, visible } from "../shared/plots.js";
 import { ropePairFigure } from "./plots-positions.js";
 
-const fmtSci = (v) => scientific(v, 2); // 3.1 × 10⁻⁸, never 3.1e-8
+export const fmtSci = (v) => scientific(v, 2); // 3.1 × 10⁻⁸, never 3.1e-8
 
 function positionName(position) {
   return tr(`pos_${position}`);
