@@ -247,13 +247,24 @@ class Tools:
 
     @staticmethod
     def wait_until(page, expression: str, arg=None, timeout: float = WAIT_TIMEOUT, message: str = ""):
+        """Poll `expression` until it is truthy. While a link or go_back() is navigating, the old
+        document is gone and the new one may not have its elements yet (CI once read a null #results
+        here); such an evaluation is retried, and the last error is reported if the time runs out."""
+        from playwright.sync_api import Error as PlaywrightError  # imported here: see browser() on its absence
+
         deadline = time.monotonic() + timeout
+        error = None
         while True:
-            value = page.evaluate(expression, arg)
+            try:
+                value = page.evaluate(expression, arg)
+                error = None
+            except PlaywrightError as caught:
+                value, error = None, caught
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise AssertionError(message or f"timed out after {timeout} s waiting for: {expression} (arg={arg!r})")
+                reason = message or f"timed out after {timeout} s waiting for: {expression} (arg={arg!r})"
+                raise AssertionError(f"{reason}; last error: {error}" if error else reason)
             page.wait_for_timeout(50)
 
     @staticmethod

@@ -245,7 +245,8 @@ def test_links_qr_and_explorer(open_page, tools, server_url):
     tools.wait_until(page, "() => document.querySelector('[data-step]').dataset.step === '4'")
     # The explorer opens on the step's setup as the student left it.
     page.fill("#line-a", "你打我们")
-    page.click("#explorer-link")
+    with page.expect_navigation():  # else the lesson's own #results could answer the wait below
+        page.click("#explorer-link")
     tools.wait_rendered(page, 0)
     assert page.url.startswith(f"{server_url}/?") and "lang=fr" in page.url
     assert page.input_value("#line-a") == "你打我们" and page.input_value("#line-b") == "你打我"
@@ -350,7 +351,8 @@ def test_the_explorer_links_to_the_lesson_in_its_language(open_page, tools):
     page = open_page("/?lang=ja", locale="en-US")
     page.select_option("#lang", "fr")
     tools.wait_until(page, "() => document.querySelector('#lesson-link').getAttribute('href') === '/lesson?lang=fr'")
-    page.click("#lesson-link")
+    with page.expect_navigation():
+        page.click("#lesson-link")
     tools.wait_rendered(page, 0)
     assert step_number(page) == 1
     assert page.evaluate("() => document.documentElement.lang") == "fr"
