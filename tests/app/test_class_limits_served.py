@@ -78,8 +78,10 @@ def test_a_burst_of_unknown_codes_from_one_address_answers_at_most_the_limit_of_
 
 
 def test_unknown_codes_from_the_address_leave_its_students_and_teacher_alone(server):
-    """150 unknown codes over new connections, so both workers see them: requests without a credential wait,
-    the class behind the same address goes on."""
+    """150 unknown codes at once, each over a new connection, so both workers see them: requests without a
+    credential wait, the class behind the same address goes on. At once, not one by one: on a loaded machine 150
+    requests in turn outlasted the minute's window, and the first misses left it (CI-like runs saw 404s past
+    the 60th)."""
     async def run():
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
             made = (await client.post("/api/classes")).json()
@@ -87,10 +89,10 @@ def test_unknown_codes_from_the_address_leave_its_students_and_teacher_alone(ser
             joined = (await client.post(f"/api/classes/{code}/join", json={"name": "Real"})).json()
             student = {"Authorization": f"Bearer {joined['student_token']}"}
         unknown = "ZZZZZ2" if code != "ZZZZZ2" else "ZZZZZ3"
-        statuses = []
-        for _ in range(MISSES):  # one connection each: the two workers take them in turn
-            async with httpx.AsyncClient(base_url=server.url, timeout=30) as fresh:
-                statuses.append((await fresh.get(f"/api/classes/{unknown}")).status_code)
+        async def miss() -> int:
+            async with httpx.AsyncClient(base_url=server.url, timeout=30) as fresh:  # a connection of its own
+                return (await fresh.get(f"/api/classes/{unknown}")).status_code
+        statuses = await asyncio.gather(*(miss() for _ in range(MISSES)))
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
             slowed = await client.get(f"/api/classes/{code}")
             events, teacher_events = asyncio.Queue(), asyncio.Queue()
@@ -117,7 +119,7 @@ def test_unknown_codes_from_the_address_leave_its_students_and_teacher_alone(ser
             view = await client.get(f"/api/classes/{code}", headers=teacher)
             return statuses, slowed, first, answered, moved, second, view, teacher_seen
     statuses, slowed, first, answered, moved, second, view, teacher_seen = asyncio.run(run())
-    assert statuses[:60] == [404] * 60 and set(statuses[60:]) == {429}, statuses
+    assert statuses.count(404) == 60 and statuses.count(429) == MISSES - 60, statuses
     assert slowed.status_code == 429 and slowed.json()["detail"][0]["type"] == "too_many_unknown_codes"
     assert '"step": 1' in first and answered.status_code == 200 and moved.status_code == 200
     assert '"step": 3' in second
