@@ -2,11 +2,23 @@
 rest. Every test in tests/e2e drives a browser and must carry the e2e mark, or the fast tier would start
 chromium: a test file there without it stops the run at collection, naming the file."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 E2E = Path(__file__).parent / "e2e"
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, one torch thread per test process: scripts/test.sh runs four processes on a two-core
+    machine, and torch's default (a thread per core in each) made eight threads contend for two cores: the
+    whole-split snapshot check, set to two threads, took 1,364 s of wall time in a loaded run; it needs 103 s of
+    CPU in one thread."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import torch  # here, not at the top: a run of tests/docs alone need not load it
+
+        torch.set_num_threads(1)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import torch
 
 from model.assets import SNAPSHOT_STEPS, SNAPSHOTS_PATH, TRAINING_RESULTS_PATH, checkpoint_path, snapshot_path
 from model.checkpoint import load_checkpoint
@@ -94,7 +93,6 @@ def test_recorded_ablation_agrees_with_a_fresh_run_on_part_of_the_split(val, mea
 def test_recorded_figures_are_the_whole_split_of_the_snapshot(val, measured):
     """One snapshot measured again as eval_snapshots.py measures it: attention and ablation equal to 1e-6."""
     ids, text = val
-    torch.set_num_threads(2)
     model, _, _ = load_checkpoint(snapshot_path("rope", 1000))
     got = measured[("rope", 1000)]
     attention = head_statistics(model, ids, text)
