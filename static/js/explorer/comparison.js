@@ -8,13 +8,6 @@ import { page, state, ui } from "./page.js";
 import { render } from "./render.js";
 import { clearErrors, inputProblems, setStatus, showError, updateBusy } from "./status.js";
 
-/**
- * A keystroke after a pause is sent at once. One that comes while the page is still busy with the last (its
- * request out, or a send waiting) waits until no key has come for BURST_MS: a burst of keys, a held key or a
- * paste sends its last line instead of a request per key that the next key would abort.
- */
-const BURST_MS = 50;
-
 function requestBody() {
   const now = state();
   const body = compareBody({
@@ -28,21 +21,14 @@ function requestBody() {
   return body;
 }
 
+/** A keystroke: sent at once after a pause, else once a burst of keys stops (shared/burst.js). */
 export function scheduleCompare() {
-  const idle = page.debounceTimer === null && !page.request.busy;
-  clearTimeout(page.debounceTimer);
-  page.debounceTimer = null;
-  if (idle) {
-    compare().catch(showError);
-    return;
-  }
-  page.debounceTimer = setTimeout(() => { compare().catch(showError); }, BURST_MS);
+  page.edits.edit(() => { compare().catch(showError); });
   updateBusy();
 }
 
 export async function compare() {
-  clearTimeout(page.debounceTimer);
-  page.debounceTimer = null;
+  page.edits.cancel();
   const problem = inputProblems();
   if (problem) {
     page.request.abort();

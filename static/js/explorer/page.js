@@ -2,6 +2,7 @@
 // besides its state (page: the server's answers and where the page is with them), and the state's address: the
 // URL and its history entry. The other modules of the page read and change these; main.js wires them to events.
 
+import { burst } from "../shared/burst.js";
 import { $, $$ } from "../shared/dom.js";
 import { latest } from "../shared/latest.js";
 import { explorerState, linkState, toSearch } from "./state.js";
@@ -49,7 +50,7 @@ export const page = {
   verdicts: new WeakMap(),
   judging: null, // the answer on screen while the server's verdict on it is still out
   request: latest(), // the comparison on screen: the newest request wins
-  debounceTimer: null,
+  edits: burst({ busy: () => page.request.busy }), // the lines' keystrokes: one ask per burst of keys
   typing: false, // true between the first keystroke of an edit and the input's change event
   shownError: null, // the error on screen, kept so a language switch can word it again
   drawing: { chain: Promise.resolve(), generation: 0, wantAll: false, busy: false }, // wantAll: every panel is owed

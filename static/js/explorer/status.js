@@ -17,7 +17,7 @@ export function setStatus(kind) {
 
 /** #results is busy while a request or the answer's verdict is out, or a render is drawing; tests wait on it too. */
 export function updateBusy() {
-  const busy = ui.status.dataset.state === "loading" || page.drawing.busy || page.debounceTimer !== null
+  const busy = ui.status.dataset.state === "loading" || page.drawing.busy || page.edits.waiting
     || page.judging !== null;
   ui.results.setAttribute("aria-busy", String(busy));
 }

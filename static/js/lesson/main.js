@@ -15,17 +15,13 @@ import { lesson } from "./controller.js";
 import { showError } from "./errors.js";
 import { switchLanguage } from "./language.js";
 import { renderNav, writeUrl } from "./nav.js";
-import { current, firstLessonTexts, firstTexts, request, setBusy, setupOf, state, STEPS, ui } from "./page.js";
+import { current, edits, firstLessonTexts, firstTexts, setBusy, setupOf, state, STEPS, ui } from "./page.js";
 import { PANELS } from "./panels.js";
 import { applyChartVisibility, moveChart } from "./presenter.js";
 import { isCommitted } from "./record.js";
 import { keep, onSubmit, renderStep, reveal, revealHere } from "./reveal.js";
 import { explorerLink, readSetup, renderSetup, updateHints } from "./setup.js";
 import { unfoldVerdict } from "./verdict-fold.js";
-
-/** A keystroke after a pause asks at once; one while the last is still out waits for the keys to stop this long
- * (a burst, a held key or a paste asks for its last setup), as in the explorer (static/js/explorer/main.js). */
-const BURST_MS = 50;
 
 function setPresent(on) {
   state.present = on;
@@ -75,13 +71,15 @@ function onSetupChange(event) {
   if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch
   // Until the answer for the new setup arrives, the charts on screen are for the old one: greyed.
   ui.charts.dataset.stale = "";
-  const idle = state.debounce === null && !request.busy;
-  clearTimeout(state.debounce);
   setBusy(true);
-  state.debounce = setTimeout(() => {
-    state.debounce = null;
-    reveal().catch(showError);
-  }, event.type === "input" && !idle ? BURST_MS : 0);
+  const ask = () => { reveal().catch(showError); };
+  // A key in a box asks by the pages' burst rule (shared/burst.js); a menu, a switch or a finished composition at once.
+  if (event.type === "input") {
+    edits.edit(ask);
+  } else {
+    edits.cancel();
+    ask();
+  }
 }
 
 /** Keys a control uses itself: text, a menu, radio buttons (arrows pick). A checkbox uses none of these. */

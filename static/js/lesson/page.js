@@ -2,6 +2,7 @@
 // elements (ui), its one state object and its one comparison at a time (request). The other modules of the page
 // read and change these; main.js wires them to the page's events.
 
+import { burst } from "../shared/burst.js";
 import { $, $$ } from "../shared/dom.js";
 import { latest } from "../shared/latest.js";
 
@@ -63,10 +64,11 @@ export const state = {
   error: null, // the error on screen, kept as data: worded at render time, so a language switch re-words it
   chartIndex: 0, // the presenter's chart on screen
   chartsDrawing: 0, // the newest update of the charts: an older one stops drawing into the same nodes
-  debounce: null, // an edit's reveal, waiting for a burst of keys to stop
   drawing: null, // the last step opened: its renderStep(), settled once its answer (if shown) is drawn
 };
 export const request = latest();
+/** The setup's keystrokes: one reveal per burst of keys (shared/burst.js). */
+export const edits = burst({ busy: () => request.busy });
 
 /** The step, language and presenter view this page was opened with: its link as the server decoded it
  * (app/services/link_codec.py, embedded as #page-link; step=３ is step 3 on both), never parsed here. */

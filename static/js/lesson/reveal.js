@@ -9,7 +9,7 @@ import { lesson } from "./controller.js";
 import { hideError, showError } from "./errors.js";
 import { KINDS } from "./kinds.js";
 import { renderNav } from "./nav.js";
-import { bumpRenderCount, current, OPTIONS, request, setBusy, setupOf, state, ui } from "./page.js";
+import { bumpRenderCount, current, edits, OPTIONS, request, setBusy, setupOf, state, ui } from "./page.js";
 import { clearAnswer, updatePanels } from "./panels.js";
 import { showAnswer } from "./presenter.js";
 import { readAnswer, renderQuestion } from "./question.js";
@@ -22,7 +22,7 @@ import { answerOf, saveAnswer } from "./store.js";
 export async function renderStep() {
   const step = current();
   request.abort();
-  clearTimeout(state.debounce);
+  edits.cancel();
   state.answer = null;
   state.chartIndex = 0;
   renderNav();
@@ -178,6 +178,6 @@ function ownVerdict(stepId) {
 }
 
 function finishReveal() {
-  setBusy(request.busy || state.debounce !== null);
+  setBusy(request.busy || edits.waiting);
   bumpRenderCount();
 }
