@@ -7,6 +7,7 @@ import { getOptions } from "../shared/api.js";
 import { $ } from "../shared/dom.js";
 import { downloadText } from "../shared/draw.js";
 import { servedModel, trainedShape as shapeOf } from "./controls.js";
+import { RANDOM_SHAPE } from "../shared/constants.js";
 import { applyDict, loadDict, setDict } from "../shared/i18n.js";
 import { compare, scheduleCompare } from "./comparison.js";
 import { effectiveWeights, isLong, knownDepth, trainedEverywhere, weightsChange } from "./model-choice.js";
@@ -165,7 +166,7 @@ async function start() {
   });
   page.panels.shipped = createShippedPanels();
   page.panels.probe = createProbePanels(() => ({
-    position: state().pos, n_layer: state().nLayer ?? page.options?.random?.n_layer ?? 2,
+    position: state().pos, n_layer: state().nLayer ?? RANDOM_SHAPE.n_layer,
   }));
   page.panels.ablation = createAblationPanel(() => ({
     line: state().a,
