@@ -1,7 +1,7 @@
 """A class typing at once, for scripts/bench.py: N students each type a line into line B at KEYS_PER_SECOND,
 and each sends as its page does. Loopback only, bounded in students and keystrokes.
 
-The pages' rules (static/js/explorer/main.js scheduleCompare, static/js/lesson/main.js onSetupChange):
+The pages' rules (static/js/shared/burst.js, which the explorer's scheduleCompare and the lesson's onSetupChange use):
 - a keystroke when the page is idle is sent at once; one that comes while it is busy waits until no key has come
   for BURST_MS, and then sends the line as it is;
 - the latest request wins: sending aborts the request still out (HTTP/1.1: its connection is closed);

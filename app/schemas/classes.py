@@ -15,6 +15,9 @@ from app.domain.lesson_steps import STEPS
 CODE_PATTERN = f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$"
 STUDENT_PATTERN = r"^[A-Za-z0-9_-]{16,64}$"
 NAME_CHARS = 24
+# The roster's "joined in the last minute": those joins are counted apart and removed together (Removal.joined_after
+# is the server's clock minus this), the answer to a flood of joins.
+RECENT_SECONDS = 60
 
 
 def _rule(error_type: str, message: str, check) -> AfterValidator:
@@ -57,6 +60,19 @@ def _name(value: str) -> str | None:
 
 
 StudentName = Annotated[str, AfterValidator(_name)]
+
+
+class ClassRules(BaseModel):
+    """What the class pages check and count as the server does (GET /api/options `classes`)."""
+    code_alphabet: str = Field(description="The characters of a class code (no 0, O, 1, I or L).")
+    code_length: int = Field(description="How many characters a class code has.")
+    name_chars: int = Field(description="Longest student name, in characters once trimmed.")
+    recent_seconds: int = Field(description="The roster's recent joins: those of the last this many seconds, counted "
+                                            "apart and removed together (POST .../remove joined_after).")
+
+
+CLASS_RULES = ClassRules(code_alphabet=CODE_ALPHABET, code_length=CODE_LENGTH, name_chars=NAME_CHARS,
+                         recent_seconds=RECENT_SECONDS)
 
 
 DoorState = Literal[DOORS]

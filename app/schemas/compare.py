@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 
 from app.domain.lesson_steps import GAP_STEPS, LESSON_LINES
 from app.domain.model_names import MODEL_NAME
+from app.schemas.classes import ClassRules
 from app.schemas.text import NoControls
 from app.schemas.weights import WeightsUsed
 from model.gpt import PositionMode
@@ -258,6 +259,7 @@ class Options(BaseModel):
                                         "order given; a request's `model` field names one.")
     langs: list[str] = Field(description="The languages the pages speak (?lang=).")
     max_ablate_chars: int = Field(description="Longest line POST /api/ablate accepts.")
+    classes: ClassRules = Field(description="Class mode's code shape, name limit and recent-join window.")
 
 
 class RopeQuery(BaseModel):

@@ -1,7 +1,7 @@
 """The one reader of a page's link: every query parameter of / and /lesson, decoded here and nowhere else.
 
 The server decides what each value means; the page receives the decisions (templates/base.html embeds them as
-#page-link, which static/js/explorer/state.js and static/js/lesson/main.js read) and never parses a hand-typed
+#page-link, which static/js/explorer/state.js and static/js/lesson/page.js read) and never parses a hand-typed
 query itself. A value the page cannot use (unknown, out of range, repeated, holding an invisible character) is
 replaced by the value the page opens with, and a notice in the page's language names the parameter, what the
 link asked and what was used instead (templates/_notices.html). A parameter the page does not read is named too.
@@ -145,7 +145,7 @@ def _refusal(texts: dict, name: str, asked: str, param: Param, refused: Refused)
 
 
 def _shape(options: dict, pos: str, weights: str, n_layer: int | None, heads: int) -> tuple[int, int]:
-    """The depth and head count of the model the explorer runs for these choices (main.js effectiveWeights)."""
+    """The depth and head count of the model the explorer runs for these choices (model-choice.js effectiveWeights)."""
     for model in options["models"]:
         if weights == f"model:{model['name']}":
             return model["n_layer"], model["n_head"]
@@ -169,7 +169,7 @@ def explorer_link(query, options: dict, registry, texts: dict) -> Link:
         "n_layer": Param(number_in(1, options["n_layer_max"]), None, str(random["n_layer"])),
     }, texts, values)
     pos = values["pos"]
-    # weights: null is the page's default, trained where they ship for the mode, else random (main.js).
+    # weights: null is the page's default, trained where they ship for the mode, else random (model-choice.js).
     default_weights = "trained" if pos in options["trained"] else "random"
     notices += _decode(query, {
         "weights": Param(one_of(["random", "trained", *(f"model:{m['name']}" for m in options["models"])]), None,

@@ -2,6 +2,7 @@
 
 from app.domain.lesson_steps import LESSON_LINES, LESSON_SHAPE
 from app.schemas.ablation import MAX_ABLATE_CHARS
+from app.schemas.classes import CLASS_RULES
 from app.schemas.compare import HEAD_CHOICES, MAX_DISTANCE, MAX_LINE_CHARS, N_LAYER_MAX, CompareRequest
 from app.services.i18n import LANGS
 from app.services.registry import ModelRegistry
@@ -66,4 +67,5 @@ def options(registry: ModelRegistry) -> dict:
         "models": served_models(registry),
         "langs": list(LANGS),
         "max_ablate_chars": MAX_ABLATE_CHARS,
+        "classes": CLASS_RULES.model_dump(),
     }

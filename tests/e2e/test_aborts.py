@@ -10,7 +10,7 @@ pytestmark = pytest.mark.e2e
 
 KEYSTROKES = 200
 LONGEST = 16  # characters: long enough that answers take a while, short enough to draw quickly
-DEBOUNCE_MS = 300  # static/js/explorer/main.js waits this long after the last key before it asks
+DEBOUNCE_MS = 300  # more than the pages' BURST_MS (static/js/shared/burst.js), which a busy page waits after a key
 CHARS = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地上霜"
 DRAWN_A = """() => { const gd = document.querySelector('.heatmap[data-line="a"][data-head="0"]');
     return gd && gd.data ? gd.data[0].z : null; }"""

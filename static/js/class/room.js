@@ -1,12 +1,14 @@
 // The class as this screen has it, in one object (room), the panel's elements (ui), and what is read from them:
 // the step's labels, the server's clock, the status line's words. No function here changes the page.
 
+import { CLASS_RULES } from "../shared/constants.js";
 import { $ } from "../shared/dom.js";
 import { sentences, tr } from "../shared/i18n.js";
 import { orderLabel } from "../lesson/kinds.js";
 import { myAnswer, mySaved, pendingFor } from "./storage.js";
 
-export const CODE_SHAPE = /^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/;
+// A class code's alphabet and length, as the server draws codes (GET /api/options classes).
+export const CODE_SHAPE = new RegExp(`^[${CLASS_RULES.code_alphabet}]{${CLASS_RULES.code_length}}$`);
 
 export const BACK_MS = 6000; // how long "back" stays on screen after an outage
 
@@ -15,9 +17,9 @@ export const RETRY_MS = [1000, 2000, 3000, 5000]; // a student's unacknowledged 
 // A locked or full class may open a seat: asked again this often (each ask counts as a join from the address).
 export const SEAT_RETRY_SECONDS = 15;
 
-export const RECENT_SECONDS = 60; // the roster's "joined in the last minute"
+export const RECENT_SECONDS = CLASS_RULES.recent_seconds; // the roster's "joined in the last minute"
 
-export const NAME_CHARS = 24; // the server's limit on a name (app/schemas/classes.py), in characters
+export const NAME_CHARS = CLASS_RULES.name_chars; // the server's limit on a name, in characters
 
 // The link's class and join key as the server decoded them (app/services/link_codec.py, embedded as #page-link):
 // a class= that cannot be a code is null here, and the page said so. The join link's key (the server's join_url and

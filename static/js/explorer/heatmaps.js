@@ -145,7 +145,7 @@ function explainDifference(response, verdict, view, diff) {
 
   const node = $("#attn-verdict");
   // Until the server's verdict on these lines has come, the sentence there is the last lines': hidden, with its
-  // place kept, so the maps under it do not move (main.js draws the sentence when the verdict comes).
+  // place kept, so the maps under it do not move (render.js draws the sentence when the verdict comes).
   node.style.visibility = verdict ? "" : "hidden";
   if (!verdict) return;
   const judged = diff.aligned ? verdict.aligned?.[view.posinfo ? "with_position" : "without_position"]?.[view.layer - 1] : null;

@@ -22,7 +22,7 @@ export function weightsLabel(model) {
     : tr("weights_random_short", { seed: model.seed ?? 0 });
 }
 
-/** The model that answered, in one line: the explorer shows it beside its controls (main.js). */
+/** The model that answered, in one line: the explorer shows it beside its controls (render.js). */
 export function modelSummary(model) {
   return tr("model_summary", {
     position: positionName(model.position),
@@ -256,7 +256,7 @@ export function renderHeads(response, options) {
 /**
  * The panels drawn from one /api/compare answer, each with one interface: update(answer, ctx). `first`
  * ones are quick text and are drawn before the heatmaps; the others after them, so the maps come first.
- * (The heatmaps themselves take a view and can be stopped half-way: main.js draws them in between.)
+ * (The heatmaps themselves take a view and can be stopped half-way: render.js draws them in between.)
  */
 export const ANSWER_PANELS = [
   { name: "next", first: true, update: (answer) => renderNext(answer) },

@@ -4,6 +4,7 @@
 // live in the URL (rel_first, rel_second, rel_layer, rel_head).
 
 import { ApiError, postRelative } from "../shared/api.js";
+import { burst } from "../shared/burst.js";
 import { $, show } from "../shared/dom.js";
 import { draw } from "../shared/draw.js";
 import { fillRich, tr } from "../shared/i18n.js";
@@ -13,8 +14,6 @@ import { MODEL_PREFIX } from "./controls.js";
 import { relativeFigure } from "./plots-positions.js";
 import { unknownNote, weightsLabel } from "./panels.js";
 import { visible } from "../shared/plots.js";
-
-const DEBOUNCE_MS = 250;
 
 /** Keep one character: the one just typed or pasted, not the one that was there before. */
 function oneChar(value, previous) {
@@ -109,7 +108,8 @@ export function createRelativePanel(context, { initial, onChange }) {
   let data = null;
   let dataKey = null;
   const question = latest(); // the newest question wins
-  let timer = null;
+  // A character typed asks at once, or once a burst of keys pauses (burst.js).
+  const edits = burst({ busy: () => question.busy });
 
   function setState(kind) {
     ui.panel.dataset.state = kind;
@@ -130,12 +130,11 @@ export function createRelativePanel(context, { initial, onChange }) {
   async function redraw() {
     if (!data) return;
     await drawAnswer(ui, data, view, context().weights === "trained" && data.weights === "random");
-    if (!question.busy && timer === null) setState("ready");
+    if (!question.busy && !edits.waiting) setState("ready");
   }
 
   async function fetchNow() {
-    clearTimeout(timer);
-    timer = null;
+    edits.cancel();
     if (!chars.first || !chars.second) {
       showError("rel_error_empty");
       setState("error");
@@ -172,8 +171,7 @@ export function createRelativePanel(context, { initial, onChange }) {
     if (ch) changed();
     if (!active) return;
     setState("loading");
-    clearTimeout(timer);
-    timer = setTimeout(fetchNow, DEBOUNCE_MS);
+    edits.edit(fetchNow);
   }
 
   for (const input of [ui.first, ui.second]) {

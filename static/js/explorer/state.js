@@ -17,7 +17,7 @@ function fromLink(link, lang) {
     layer: link.layer,
     heads: link.heads,
     // null: not chosen yet. The page resolves it once /api/options says which trained weights ship:
-    // trained where they exist for the mode, random otherwise (see main.js effectiveWeights).
+    // trained where they exist for the mode, random otherwise (see model-choice.js effectiveWeights).
     weights: link.weights,
     nLayer: link.n_layer, // null: the random model's default depth. Trained weights fix their own.
     causal: link.causal,
@@ -66,8 +66,8 @@ export function sameState(x, y) {
   return toSearch(x) === toSearch(y);
 }
 
-// The explorer's state: one object for the whole page. main.js fills it from the address (readState), and is its
-// one URL writer (toSearch) and its one popstate handler; step-control.js reads and sets its training step (step),
+// The explorer's state: one object for the whole page. page.js fills it from the address (linkState) and is its one
+// URL writer (toSearch), main.js its one popstate handler; step-control.js reads and sets its training step (step),
 // which the gallery, the similarity panel and the heads-off panel ask the API for. It starts at the defaults and
 // nothing here reads the address: on the lesson page, ?step= is the lesson's step, never a training step.
 // Each state is frozen: a change is a set(), so every listener hears it. Besides what the address holds, it holds

@@ -82,7 +82,7 @@ function bind() {
  */
 export function loadTimeline() {
   if (!loading) {
-    // The address is main.js's to write (it hears the same changes): here, the sliders and the panels.
+    // The address is page.js's to write (it hears the same changes): here, the sliders and the panels.
     explorerState.subscribe((next, previous) => {
       if (next.step === previous.step) return;
       paint();

@@ -25,6 +25,6 @@ export function peekSetup() {
 }
 
 toggle.addEventListener("click", () => setOpen(toggle.getAttribute("aria-expanded") !== "true"));
-// A student's own edits show in the button at once; main.js calls peekSetup when a step fills the lines.
+// A student's own edits show in the button at once; setup.js calls peekSetup when a step fills the lines.
 section.addEventListener("input", peekSetup);
 peekSetup();

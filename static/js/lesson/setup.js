@@ -1,0 +1,71 @@
+// The step's setup controls: drawn from the setup on screen (the step's definition until the student changes it),
+// read back into it, and the explorer link that opens the same setup.
+
+import { explorerUrl, showLineHints, trainedNote } from "../explorer/controls.js";
+import { $, show } from "../shared/dom.js";
+import { tr } from "../shared/i18n.js";
+import { peekSetup } from "./fold.js";
+import { KINDS } from "./kinds.js";
+import { current, OPTIONS, setupOf, state, ui } from "./page.js";
+
+export function renderSetup(step) {
+  const setup = setupOf(step);
+  show(ui.setup, Boolean(setup));
+  if (!setup) return;
+  // A step on a model's shipped figures reads no line (a and b null): its setup is the model and the mask.
+  ui.lineA.value = setup.a ?? "";
+  ui.lineB.value = setup.b ?? "";
+  show($("#field-line-a"), setup.a !== null);
+  show($("#field-line-b"), setup.b !== null);
+  for (const r of ui.positions) r.checked = r.value === setup.position;
+  ui.weights.value = setup.weights;
+  const trained = setup.weights === "trained";
+  const shape = OPTIONS.trained[setup.position];
+  ui.nLayer.value = String(trained && shape ? shape.n_layer : setup.n_layer);
+  ui.heads.value = String(trained && shape ? shape.n_head : setup.n_head);
+  ui.nLayer.disabled = trained;
+  ui.heads.disabled = trained;
+  ui.causal.checked = setup.causal;
+  // Only the relative step places its pair apart: the others have no distance.
+  show($("#field-distance"), setup.distance !== undefined && setup.distance !== null);
+  if (setup.distance) ui.distance.value = String(setup.distance);
+  // Step 9 runs RoPE's and pos_emb's trained models side by side on a pair alone (POST /api/relative): a mode, a
+  // depth, a head count or a mask of its own would change nothing it computes, so those controls are not offered.
+  const apart = setup.distance !== undefined && setup.distance !== null;
+  for (const id of ["field-position", "field-n-layer", "field-heads", "field-causal"]) show($(`#${id}`), !apart);
+  const note = apart ? tr(trained ? "relative_setup_note" : "relative_setup_note_random")
+    : trained && shape ? trainedNote(shape) : "";
+  ui.setupNote.textContent = note;
+  show(ui.setupNote, Boolean(note));
+  updateHints(setup);
+  peekSetup(); // the folded setup's button names the step's lines
+}
+
+export function updateHints(setup) {
+  showLineHints({ "line-a": ui.lineA.value, "line-b": ui.lineB.value }, OPTIONS.max_chars[setup.position]);
+}
+
+/** The explorer on the step's setup; a step that reads no line opens the explorer at the panel it draws from. */
+export function explorerLink(step) {
+  const setup = setupOf(step);
+  if (setup && setup.a === null) return `${explorerUrl(null, state.lang)}#${KINDS[step.kind].panel}`;
+  return explorerUrl(setup, state.lang);
+}
+
+export function readSetup() {
+  const step = current();
+  const setup = setupOf(step);
+  if (!setup) return;
+  if (setup.a !== null) setup.a = ui.lineA.value;
+  if (setup.b !== null) setup.b = ui.lineB.value;
+  setup.position = ui.positions.find((r) => r.checked)?.value ?? setup.position;
+  setup.weights = ui.weights.value;
+  setup.n_layer = Number(ui.nLayer.value);
+  setup.n_head = Number(ui.heads.value);
+  setup.causal = ui.causal.checked;
+  // A distance the server refuses (empty, 0, past 64) is sent as typed: its 422 says the rule in the page's words.
+  if (setup.distance !== undefined && setup.distance !== null) setup.distance = Number(ui.distance.value);
+  if (setup.weights === "trained" && !OPTIONS.trained[setup.position]) setup.weights = "random";
+  if (setup.weights === "trained") Object.assign(setup, { n_layer: null, n_head: null });
+  return setup;
+}
