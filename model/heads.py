@@ -267,8 +267,10 @@ def next_kinds(text: str) -> list[int]:
     return out
 
 
-def ablation_statistics(model: GPT, ids: torch.Tensor, text: str, n_windows: int | None = None) -> dict:
-    """How much worse the model predicts with one head off (its output zeroed before proj), head by head.
+def ablation_statistics(model: GPT, ids: torch.Tensor, text: str, n_windows: int | None = None,
+                        heads: list[tuple[int, int]] | None = None) -> dict:
+    """How much worse the model predicts with one head off (its output zeroed before proj), head by head:
+    every head, or the (layer, head) pairs in `heads` (counted from 1; each costs a pass over the windows).
 
     {"windows", "characters", "counts": {kind: n}, "loss": {"all": base, kind: base},
      "layers": [{"layer", "heads": [{"head", "ablation": {"loss_increase", "by_kind": {kind: increase}}}]}]}.
@@ -281,9 +283,11 @@ def ablation_statistics(model: GPT, ids: torch.Tensor, text: str, n_windows: int
     T = cfg.block_size
     offsets = window_offsets(len(ids), T, T, n_windows)
     kinds = torch.tensor(next_kinds(text))
-    # Variant 0 runs with every head on; variant 1 + layer * n_head + head with that head alone off.
-    variants = torch.zeros(1 + cfg.n_layer * cfg.n_head, cfg.n_layer, cfg.n_head, dtype=torch.bool)
-    variants[1:].view(-1, cfg.n_layer * cfg.n_head).fill_diagonal_(True)
+    pairs = heads or [(layer + 1, h + 1) for layer in range(cfg.n_layer) for h in range(cfg.n_head)]
+    # Variant 0 runs with every head on; variant v >= 1 with the head pairs[v - 1] alone off.
+    variants = torch.zeros(1 + len(pairs), cfg.n_layer, cfg.n_head, dtype=torch.bool)
+    for v, (layer, head) in enumerate(pairs, start=1):
+        variants[v, layer - 1, head - 1] = True
     sums = torch.zeros(len(variants), len(KINDS), dtype=torch.float64)  # summed loss per variant and kind
     counts = torch.zeros(len(KINDS), dtype=torch.float64)
     with torch.inference_mode():
@@ -303,9 +307,9 @@ def ablation_statistics(model: GPT, ids: torch.Tensor, text: str, n_windows: int
         return {"loss_increase": float(mean_all[v] - mean_all[0]),
                 "by_kind": {k: float(mean_kind[v, i] - mean_kind[0, i]) for i, k in enumerate(KINDS)}}
 
-    layers = [{"layer": layer + 1, "heads": [{"head": h + 1, "ablation": increase(1 + layer * cfg.n_head + h)}
-                                             for h in range(cfg.n_head)]}
-              for layer in range(cfg.n_layer)]
+    layers = [{"layer": layer, "heads": [{"head": head, "ablation": increase(v)}
+                                         for v, (in_layer, head) in enumerate(pairs, start=1) if in_layer == layer]}
+              for layer in range(1, cfg.n_layer + 1)]
     return {"windows": len(offsets), "characters": int(counts.sum()),
             "counts": {k: int(counts[i]) for i, k in enumerate(KINDS)},
             "loss": {"all": float(mean_all[0]), **{k: float(mean_kind[0, i]) for i, k in enumerate(KINDS)}},

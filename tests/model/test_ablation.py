@@ -232,6 +232,21 @@ def test_ablation_statistics_equal_a_recount_with_hooks(val):
                 assert h["ablation"]["by_kind"][k] == pytest.approx(want, abs=1e-4), (key, k)
 
 
+def test_a_few_heads_off_are_the_same_figures_as_every_head_off(val):
+    """`heads` runs only the variants asked for; each figure is bitwise the one of the run over every head."""
+    ids, text = val
+    model, _, _ = load_checkpoint(checkpoint_path("rope"))
+    every = ablation_statistics(model, ids, text, n_windows=2)
+    few = ablation_statistics(model, ids, text, n_windows=2, heads=[(2, 3), (1, 4)])
+    assert [[h["head"] for h in layer["heads"]] for layer in few["layers"]] == [[4], [3]]
+    assert {k: few[k] for k in ("windows", "characters", "counts", "loss")} == \
+        {k: every[k] for k in ("windows", "characters", "counts", "loss")}
+    for layer, head in ((2, 3), (1, 4)):
+        want = every["layers"][layer - 1]["heads"][head - 1]
+        assert want["head"] == head
+        assert few["layers"][layer - 1]["heads"][0]["ablation"] == want["ablation"]
+
+
 def test_shipped_ablation_figures_are_the_whole_split():
     shipped = json.loads((WEIGHTS_DIR / "heads.json").read_text(encoding="utf-8"))
     n_ids = len(load_text("val"))  # one id per character
