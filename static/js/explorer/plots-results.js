@@ -82,14 +82,39 @@ function snapshotTraces(snapshots) {
 }
 
 /**
- * Validation loss against training steps, one line per run; `key` picks its style and label. `snapshots`
- * ([{position, steps, val_loss}]) adds each snapshot's whole-split loss as dots.
+ * Each run's final loss (final_val_loss: the saved file on the whole validation split), as a diamond of its
+ * run's colour at its last step: one legend entry says what the diamonds are, since the curve's own last point
+ * (a fixed sample) can sit a little above or below it. Runs that record none are left out.
  */
-export function trainingFigure({ runs, key, snapshots = [] }) {
+function finalTrace(runs, style) {
+  const kept = runs.filter((run) => typeof run.final_val_loss === "number");
+  const legend = esc(tr("train_final_legend"));
+  return {
+    type: "scatter",
+    mode: "markers",
+    name: legend,
+    meta: "final",
+    x: kept.map((run) => run.steps.at(-1)),
+    y: kept.map((run) => run.final_val_loss),
+    text: kept.map((run) => esc(style(run).name)),
+    hovertemplate: `%{text} · %{y:.3f}<extra>${legend}</extra>`,
+    marker: { color: kept.map((run) => style(run).color), size: 11, symbol: "diamond", line: { color: "#1b1f24", width: 1.5 } },
+  };
+}
+
+/**
+ * Validation loss against training steps, one line per run; `key` picks its style and label. `snapshots`
+ * ([{position, steps, val_loss}]) adds each snapshot's whole-split loss as dots; `finals` each run's final loss.
+ */
+export function trainingFigure({ runs, key, snapshots = [], finals = false }) {
+  const byHeads = key === "heads";
+  const styleOf = (run) => ({
+    ...((byHeads ? HEAD_STYLE[run.n_head] : MODE_STYLE[run.position]) ?? { color: "#7f8897", dash: "solid" }),
+    name: byHeads ? headsLabel(run.n_head) : modeLabel(run.position),
+  });
   const data = runs.map((run) => {
-    const byHeads = key === "heads";
-    const style = (byHeads ? HEAD_STYLE[run.n_head] : MODE_STYLE[run.position]) ?? { color: "#7f8897", dash: "solid" };
-    const name = esc(byHeads ? headsLabel(run.n_head) : modeLabel(run.position));
+    const style = styleOf(run);
+    const name = esc(style.name);
     return {
       type: "scatter",
       mode: "lines",
@@ -101,7 +126,7 @@ export function trainingFigure({ runs, key, snapshots = [] }) {
       line: { color: style.color, width: 2.5, dash: style.dash },
     };
   });
-  const dots = snapshotTraces(snapshots);
+  const dots = [...snapshotTraces(snapshots), ...(finals ? [finalTrace(runs, styleOf)] : [])].filter((t) => t.x.length);
   data.push(...dots);
   const layout = baseLayout({
     margin: { l: 8, r: 12, t: 8, b: 8 },

@@ -662,8 +662,11 @@ function trainingKind(key) {
     charts(data) {
       const runs = runsOf(data);
       if (!runs.length) return [];
-      return [{ name: `training-${key}`, caption: tr("chart_training"), alt: tr("chart_training_alt", { list: listOf(runs) }),
-        figure: trainingFigure({ runs, key }) }];
+      // The lines are measured on a fixed sample every few steps, the verdict's losses on the whole split (the
+      // diamonds): the caption says which is which.
+      const every = runs[0].steps[1] - runs[0].steps[0];
+      return [{ name: `training-${key}`, caption: tr("chart_training", { every: grouped(every) }),
+        alt: tr("chart_training_alt", { list: listOf(runs) }), figure: trainingFigure({ runs, key, finals: true }) }];
     },
     notice(data) {
       const losses = runsOf(data).map(finalLoss);
