@@ -47,6 +47,43 @@ def test_on_a_phone_the_question_is_on_the_first_screen_before_the_setup(open_pa
 
 
 @pytest.mark.parametrize("lang", ["zh", "ja", "fr", "en"])
+def test_on_a_phone_the_lessons_title_is_whole(open_page, tools, lang):
+    """Issue 39 item 14: the header's title was one line cut to an ellipsis on a phone ("Attention multi-têtes et
+    e…"); it shows whole, on at most two lines, beside the language menu, and a Japanese line does not end inside
+    a katakana word."""
+    page = open_lesson(open_page, tools, 1, lang, PHONE)
+    title = page.evaluate("""() => {
+        const h1 = document.querySelector('.site-header h1');
+        const range = document.createRange();
+        range.selectNodeContents(h1);
+        const lines = [...new Set([...range.getClientRects()].map((r) => Math.round(r.top)))].length;
+        const style = getComputedStyle(h1);
+        const cut = h1.scrollWidth > h1.clientWidth
+            || (style.textOverflow === 'ellipsis' && style.overflow === 'hidden');
+        return { text: h1.textContent, cut, lines, right: h1.getBoundingClientRect().right,
+                 menu: document.querySelector('.lang-picker').getBoundingClientRect().left };
+    }""")
+    assert title["text"] == tools.texts(lang)["app_title"]
+    assert not title["cut"], title
+    assert title["lines"] <= 2 and title["right"] <= title["menu"], title
+    if lang == "ja":
+        # Each line of the title ends at a phrase's end, not inside マルチヘッド or アテンション or エンコーディング.
+        ends = page.evaluate("""() => {
+            const text = document.querySelector('.site-header h1').firstChild;
+            const out = [];
+            for (let i = 1; i < text.length; i++) {
+                const r = document.createRange(); r.setStart(text, i - 1); r.setEnd(text, i);
+                const s = document.createRange(); s.setStart(text, i); s.setEnd(text, i + 1);
+                if (Math.round(s.getClientRects()[0].top) > Math.round(r.getClientRects()[0].top)) out.push(i);
+            }
+            return out;
+        }""")
+        breaks_at = [tools.texts(lang)["app_title"][i - 1:i + 1] for i in ends]
+        assert all(pair[0] in "とのはを" or pair[1] in "位" for pair in breaks_at), breaks_at
+    tools.screenshot(page, f"layout-title-phone-{lang}", full_page=False)
+
+
+@pytest.mark.parametrize("lang", ["zh", "ja", "fr", "en"])
 def test_on_a_phone_every_steps_question_and_commit_button_are_on_the_first_screen(open_page, tools, server_url,
                                                                                       lang):
     """Issue 32: at 390 x 844, before any scroll, every step that asks shows its whole question (each question of

@@ -21,6 +21,19 @@ test("a Chinese label breaks between words, never inside 信息 nor before a ful
   }
 });
 
+test("words the browser's dictionary splits (权重, 掩码) stay whole at every width", () => {
+  const words = ["权重", "掩码"];
+  for (const width of [2, 4, 6, 7, 8, 9, 10, 12, 16]) {
+    for (const label of ["同样的权重，去掉位置信息", "随机权重的模型", "learned，不加掩码", "未训练，2 层，无位置信息，不加掩码"]) {
+      const got = lines(label, width);
+      assert.equal(got.join("").replaceAll(" ", ""), label.replaceAll(" ", ""), label);
+      for (const word of words) {
+        assert.ok(!got.some((line, i) => line.endsWith(word[0]) && got[i + 1]?.startsWith(word[1])), `${label} at ${width}: ${got}`);
+      }
+    }
+  }
+});
+
 test("a Latin label still breaks after spaces and commas only", () => {
   assert.deepEqual(lines("same weights, positions removed", 16), ["same weights,", "positions", "removed"]);
   assert.deepEqual(lines("pos_emb", 4), ["pos_emb"]);

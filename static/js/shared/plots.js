@@ -74,10 +74,22 @@ const WORDS = new Intl.Segmenter([], { granularity: "word" });
 const NO_START = /^[\s,.:;!?)\]，、。：；！？）」』】〉》]/u;
 const NO_END = /[(\[（「『【〈《]$/u;
 
+// Words of the page's labels that the browser's dictionary splits into single characters (Chromium's and Node's
+// ICU cut 权重 into 权|重, 掩码 into 掩|码): kept whole by hand. Found by segmenting every Chinese label wrapLabel
+// is given (bar names, probe sites, band names) and reading the splits.
+const KEPT_WORDS = ["权重", "掩码", "奈特", "维度", "探针"];
+
+/** Whether a break between `before` and `after` would cut one of KEPT_WORDS. */
+function cutsKeptWord(before, after) {
+  return KEPT_WORDS.some((word) => [...word].some((_, k) => k > 0
+    && before.endsWith(word.slice(0, k)) && after.startsWith(word.slice(k))));
+}
+
 /** Whether a line may break between two words: after a space or a comma, or between words of Chinese or Japanese,
- * never before closing punctuation, after an opening bracket or between a number and its unit. */
+ * never before closing punctuation, after an opening bracket, inside a word the dictionary misses or between a
+ * number and its unit. */
 function breakable(before, after) {
-  if (NO_START.test(after) || NO_END.test(before)) return false;
+  if (NO_START.test(after) || NO_END.test(before) || cutsKeptWord(before, after)) return false;
   if (/\d\s*$/u.test(before) && WIDE.test(after[0])) return false; // "2 层": a number keeps its unit
   return /[\s,，、]$/u.test(before) || WIDE.test(before.at(-1)) || WIDE.test(after[0]);
 }
