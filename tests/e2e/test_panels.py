@@ -360,3 +360,29 @@ def test_the_csp_listener_hears_violations(open_page, tools):
     found = tools.wait_until(page, "() => window.__cspViolations.length && window.__cspViolations")
     assert found[0].startswith("script-src")
     assert page.evaluate("window.__inline") is None
+
+
+@pytest.mark.parametrize("lang", ["fr", "ja"])
+def test_the_relative_panel_words_each_refusal_and_says_what_a_paste_left_out(open_page, tools, lang):
+    """Issue 39 item 12: every 422 said "type a character in each box", and a paste of "ab" became "a" without a
+    word. An invisible character is named as such, with its box; a paste of two says which one was kept."""
+    t = tools.texts(lang)
+    open_page.allow("status of 422")  # the refusal this test asks for
+    page = open_page(f"/?lang={lang}")
+    tools.reveal(page, "#panel-relative")
+    page.fill("#rel-first", "\u200b")
+    tools.wait_until(page, "() => !document.querySelector('#rel-error').hidden", message="no error for U+200B")
+    error = page.inner_text("#rel-error")
+    assert error != t["rel_error_empty"] and "U+200B" in error and t["rel_first_label"] in error, error
+    page.fill("#rel-first", "")
+    tools.wait_until(page, "(want) => document.querySelector('#rel-error').innerText === want", t["rel_error_empty"])
+    page.fill("#rel-second", "山水")
+    assert page.input_value("#rel-second") == "山"
+    kept = page.inner_text("#rel-kept")
+    assert "山" in kept and "水" in kept and t["rel_second_label"] in kept, kept
+    # Worded again on a language switch, like every message on the page.
+    page.select_option("#lang", "en")
+    tools.wait_until(page, "(want) => document.querySelector('#rel-kept').innerText.includes(want)",
+                     tools.texts("en")["rel_second_label"])
+    page.fill("#rel-second", "水")
+    tools.wait_until(page, "() => document.querySelector('#rel-kept').hidden")

@@ -71,7 +71,11 @@ def test_step_9s_note_follows_the_weights(open_page, tools):
                      TEXTS["relative_setup_note_random"], message=page.inner_text("#setup-note"))
 
 
-@pytest.mark.parametrize(("step", "key"), [(7, "committed_no_setup"), (11, "committed_no_setup"), (1, "committed")])
+# Every step that asks without a setup to change (7, 10, 11, 17, 18 today), and one with a setup.
+WITHOUT_SETUP = [n for n, s in enumerate(STEPS, start=1) if s["setup"] is None and s["choices"]]
+
+
+@pytest.mark.parametrize(("step", "key"), [*((n, "committed_no_setup") for n in WITHOUT_SETUP), (1, "committed")])
 def test_the_hint_speaks_of_a_setup_only_where_there_is_one(open_page, tools, step, key):
     page = committed(open_page, tools, step)
     assert page.inner_text("#commit-hint") == TEXTS[key]

@@ -5,9 +5,10 @@
 
 import { ApiError, postRelative } from "../shared/api.js";
 import { burst } from "../shared/burst.js";
+import { fieldMessage, generalMessage } from "../shared/errors.js";
 import { $, show } from "../shared/dom.js";
 import { draw } from "../shared/draw.js";
-import { fillRich, tr } from "../shared/i18n.js";
+import { fillRich, sentences, tr } from "../shared/i18n.js";
 import { latest } from "../shared/latest.js";
 import { whenVisible } from "../shared/lazy.js";
 import { MODEL_PREFIX } from "./controls.js";
@@ -15,14 +16,17 @@ import { relativeFigure } from "./plots-positions.js";
 import { unknownNote, weightsLabel } from "./panels.js";
 import { visible } from "../shared/plots.js";
 
-/** Keep one character: the one just typed or pasted, not the one that was there before. */
+/**
+ * Keep one character: the one just typed or pasted, not the one that was there before. {kept, dropped}: what is
+ * left out of a paste of several ("ab" keeps a), said under the boxes rather than dropped silently.
+ */
 function oneChar(value, previous) {
   let chars = [...value];
   if (chars.length > 1 && previous) {
     const i = chars.indexOf(previous);
     if (i >= 0) chars = [...chars.slice(0, i), ...chars.slice(i + 1)];
   }
-  return chars[0] ?? "";
+  return { kept: chars[0] ?? "", dropped: chars.slice(1).join("") };
 }
 
 /** The /api/relative body: the page's trained weights only when all three modes ship them, else its random shape. */
@@ -39,11 +43,17 @@ function relativeBody(ctx, chars) {
   return request;
 }
 
-/** A failed request's message key: worded from its type, in the page's language (each input holds one character). */
-function errorKey(error) {
-  if (!(error instanceof ApiError)) return "error_network";
-  const refused = error.status === 422 && (error.fields.length || error.general.length);
-  return refused ? "rel_error_empty" : "error_server";
+/**
+ * A failed request worded from each refused field's rule, in the page's language: an empty box asks for a
+ * character, any other rule (an invisible character, a distance out of range) is named with its box.
+ */
+function errorText(error) {
+  if (!(error instanceof ApiError) || error.status !== 422 || !error.fields.length) return generalMessage(error);
+  return sentences(error.fields.map((field) => {
+    if (field.type === "string_too_short" || field.type === "missing") return tr("rel_error_empty");
+    const box = ["first", "second"].includes(field.field) ? tr(`rel_${field.field}_label`) : field.field;
+    return tr("rel_error_field", { box, msg: fieldMessage(field) });
+  }));
 }
 
 function setOptions(select, n, want) {
@@ -98,6 +108,7 @@ export function createRelativePanel(context, { initial, onChange }) {
     note: $("#rel-weights-note"),
     unknown: $("#rel-unknown"),
     error: $("#rel-error"),
+    kept: $("#rel-kept"),
   };
   const chars = { first: initial.first, second: initial.second };
   // The wanted layer and head: kept even while the answer has fewer, so a link's choice survives.
@@ -115,12 +126,19 @@ export function createRelativePanel(context, { initial, onChange }) {
     ui.panel.dataset.state = kind;
   }
 
-  let shownError = null; // [key, vars] of the message on screen, worded again after a language switch
+  let shownError = null; // () => the message on screen, worded again after a language switch
+  let shownKept = null; // () => what a paste of several characters left out, likewise
 
-  function showError(key, vars = {}) {
-    shownError = key ? [key, vars] : null;
-    ui.error.textContent = key ? tr(key, vars) : "";
-    show(ui.error, Boolean(key));
+  function showError(words) {
+    shownError = words;
+    ui.error.textContent = words ? words() : "";
+    show(ui.error, Boolean(words));
+  }
+
+  function showKept(words) {
+    shownKept = words;
+    ui.kept.textContent = words ? words() : "";
+    show(ui.kept, Boolean(words));
   }
 
   function changed() {
@@ -136,7 +154,7 @@ export function createRelativePanel(context, { initial, onChange }) {
   async function fetchNow() {
     edits.cancel();
     if (!chars.first || !chars.second) {
-      showError("rel_error_empty");
+      showError(() => tr("rel_error_empty"));
       setState("error");
       return;
     }
@@ -152,7 +170,7 @@ export function createRelativePanel(context, { initial, onChange }) {
       out = await question.run((signal) => postRelative(asked, signal), key);
     } catch (error) {
       setState("error");
-      showError(errorKey(error), { status: error.status });
+      showError(() => errorText(error));
       return;
     }
     if (out.stale) return;
@@ -165,9 +183,11 @@ export function createRelativePanel(context, { initial, onChange }) {
   function onInput(event) {
     if (event.isComposing) return;
     const name = event.target === ui.first ? "first" : "second";
-    const ch = oneChar(event.target.value, chars[name]);
+    const { kept: ch, dropped } = oneChar(event.target.value, chars[name]);
     if (event.target.value !== ch) event.target.value = ch;
     chars[name] = ch;
+    const box = `rel_${name}_label`;
+    showKept(dropped ? () => tr("rel_kept_one", { box: tr(box), kept: visible(ch), dropped: visible(dropped) }) : null);
     if (ch) changed();
     if (!active) return;
     setState("loading");
@@ -199,7 +219,8 @@ export function createRelativePanel(context, { initial, onChange }) {
     },
     /** The language changed: redraw the labels, and word an error on screen again. */
     redraw() {
-      if (shownError) showError(...shownError);
+      if (shownError) showError(shownError);
+      if (shownKept) showKept(shownKept);
       return redraw();
     },
     /** Back or forward in history: take the URL's characters, layer and head. */

@@ -23,9 +23,9 @@ export class ApiError extends Error {
   }
 }
 
-/** The request fields an error can be tied to: those with a control, and the distance (a control on the lesson
- * page only). Any other field's error is a general one. */
-const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance"]);
+/** The request fields an error can be tied to: those with a control, the distance (a control on the lesson
+ * page only) and the relative panel's two boxes (first, second). Any other field's error is a general one. */
+const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance", "first", "second"]);
 
 function splitDetail(detail) {
   const fields = [];
