@@ -26,7 +26,31 @@ GIVEAWAYS = {
     # step 10: "another question" hints that RoPE does not predict well past the training length
     "length_framing": {"en": ["another question", "another matter"], "fr": ["autre question"], "zh": ["另一回事"],
                        "ja": ["別の話"]},
+    # step 15 (bands): Barbero et al.'s finding, fast pairs for positions and slow ones for content, is its answer
+    "bands_framing": {"en": ["to find positions", "to compare content"],
+                      "fr": ["pour repérer les positions", "pour comparer"],
+                      "zh": ["来找位置", "来比内容"], "ja": ["で位置を見つけ", "で内容を比べ"]},
 }
+
+# Phrases a native reader found untrue in the two steps on where order is kept (issue 39's framing pass).
+UNTRUE = {
+    # the probe's "roughly" spans errors up to nine tenths of chance's: not "far better than a guess"
+    "probe_choice_rough": {"en": ["far better"], "fr": ["bien mieux"], "zh": ["远好于"], "ja": ["ずっと良い"]},
+    # 每隔一个字 is "every other character": RoPE turns a pair at every character
+    "bands_framing": {"en": [], "fr": [], "zh": ["每隔一个字"], "ja": []},
+    "bands_fastest": {"en": [], "fr": [], "zh": ["每隔一个字"], "ja": []},
+    # the bands are measured on every third validation window, not on the whole of the validation poems
+    "bands_framing_measured": {"en": ["measured on the validation poems"], "fr": ["mesure la perte sur les poèmes"],
+                               "zh": ["在验证集诗歌上量损失"], "ja": ["検証用の詩で損失を測ります"]},
+}
+
+
+@pytest.mark.parametrize("lang", ("en", "fr", "zh", "ja"))
+def test_the_kept_steps_say_nothing_untrue(lang):
+    texts = json.loads((LESSON / f"{lang}.json").read_text(encoding="utf-8"))
+    found = [(key, phrase) for key, phrases in UNTRUE.items() for phrase in phrases[lang]
+             if phrase in texts[key.removesuffix("_measured")].lower()]
+    assert not found, found
 
 
 @pytest.mark.parametrize("lang", ("en", "fr", "zh", "ja"))
