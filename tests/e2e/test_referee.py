@@ -6,13 +6,19 @@ page sent (captured from the page's own request, not re-derived). Checked per se
 - the outcome the page names ([data-verdict]'s data-outcome) is the verdict's outcome;
 - the "right/wrong" mark is whether the committed choice is in the `accepted` of the verdict on the setup the
   question describes (the step's own: asked with {} when the setup on screen is another);
-- every number in the model's sentence ([data-sentence="verdict"]) is one of the verdict's figures or of the
-  setup (lines' lengths, layers, heads, distance), read back from the page's number format in that language
-  (French decimal comma, grouped thousands, "2.7 × 10⁻⁷", percentages) within the printed rounding.
+- every number the model's sentence ([data-sentence="verdict"]) fills in is a <span data-figure="key"> whose key
+  names the figure it is: a figure of the verdict ("gap64"), an expression of figures and setup numbers
+  ("100 * distance", "train_length - 1"), or "run" (a run's name in a figure's name, the 8 of loss_8). Its
+  printed value, read back from the page's number format in that language (French decimal comma, grouped
+  thousands, "2.7 × 10⁻⁷"), equals that figure within the printed rounding, so a number equal to another figure
+  of the same verdict no longer passes; a number outside every span must be one the text writes itself;
+- likewise every keyed number in the note (#notice) and the charts' captions beside the verdict.
 A step added to app/domain/lesson_steps.py is covered without touching this file: the steps come from /api/lesson.
 """
 
+import ast
 import json
+import operator
 import re
 import urllib.request
 from pathlib import Path
@@ -76,17 +82,21 @@ def texts(lang: str) -> list[str]:
     """The page's texts in lang: the explorer's and the lesson's, as the lesson page merges them."""
     merged = {**json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8")),
               **json.loads((I18N / "lesson" / f"{lang}.json").read_text(encoding="utf-8"))}
-    return [v for v in merged.values() if isinstance(v, str)]
+    # A text whose words follow a number has a form per plural category ({"count": "n", "one": …, "other": …}).
+    return [v for value in merged.values()
+            for v in ([value] if isinstance(value, str) else [f for k, f in value.items() if k != "count"])]
 
 
 def written_numbers(sentence: str, lang: str) -> list[float]:
     """Numbers the texts write themselves ("layer 1, head 1", "0, 6, …"), not filled in from an answer: those
-    of the literal parts of every text whose literal parts all stand in the sentence."""
+    of the literal parts of every text whose literal parts all stand in the sentence, and of a whole label without
+    a placeholder ("1 tête", the heads_one label) that stands in it."""
     numbers = []
     for template in texts(lang):
         parts = [p.replace("`", "").strip() for p in PLACEHOLDER.split(template)]
         parts = [p for p in parts if p]
-        if sum(len(p) for p in parts) >= 8 and all(p in sentence for p in parts):
+        label = len(parts) == 1 and parts[0] == template and re.search(r"[^\W\d_]", template)
+        if (label or sum(len(p) for p in parts) >= 8) and all(p in sentence for p in parts):
             numbers += [value for part in parts for _, value, _, _ in printed_numbers(part, lang)]
     return numbers
 
@@ -100,6 +110,76 @@ def assert_numbers_agree(sentence: str, lang: str, verdict: dict, body: dict, wh
         assert any(abs(value - c) <= slack for c in candidates), (
             f"{where}: the page prints {shown!r} ({value}), which is none of the verdict's figures "
             f"{verdict.get('figures')} nor the setup's numbers\nsentence: {sentence}")
+
+
+OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def key_value(key: str, env: dict) -> float:
+    """A data-figure key's value: a name of env, a number, or + - * / of those ("100 * distance")."""
+    def value(node):
+        if isinstance(node, ast.Expression):
+            return value(node.body)
+        if isinstance(node, ast.Name):
+            assert node.id in env, f"data-figure {key!r} names {node.id!r}, which is neither a figure nor the setup's"
+            return env[node.id]
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+            return OPERATORS[type(node.op)](value(node.left), value(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -value(node.operand)
+        raise AssertionError(f"data-figure {key!r} is not an expression of figures")
+    return value(ast.parse(key, mode="eval"))
+
+
+def figure_env(verdict: dict, body: dict) -> dict:
+    """What a key may name: the verdict's figures (numbers, at the top level) and the setup's counts."""
+    env = {k: float(v) for k, v in (verdict.get("figures") or {}).items()
+           if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    env |= {k: float(body[k]) for k in ("n_layer", "n_head", "distance") if isinstance(body.get(k), int)}
+    env |= {f"{k}_length": float(len(body[k])) for k in ("line_a", "line_b") if isinstance(body.get(k), str)}
+    return env
+
+
+def keyed_numbers(page, selector: str) -> dict:
+    """The text of the nodes at selector, and their [data-figure] spans as (key, text)."""
+    return page.evaluate("""(s) => {
+        const nodes = [...document.querySelectorAll(s)];
+        const spans = nodes.flatMap((n) => [...n.querySelectorAll('[data-figure]')]);
+        const rest = nodes.map((n) => {
+            const copy = n.cloneNode(true);
+            for (const span of copy.querySelectorAll('[data-figure]')) span.replaceWith('\u2063');
+            return copy.textContent;
+        });
+        return { text: nodes.map((n) => n.textContent).join(' '), rest: rest.join(' '),
+                 spans: spans.map((x) => [x.dataset.figure, x.textContent]) };
+    }""", selector)
+
+
+def assert_keyed_numbers_agree(found: dict, lang: str, verdict: dict, body: dict, where: str,
+                               every_number: bool) -> int:
+    """Each [data-figure] span prints the figure its key names; with every_number, a number outside the spans
+    must be one that the text writes itself. Returns the number of keyed numbers checked."""
+    env = figure_env(verdict, body)
+    runs = {n for n in figures_of({k: None for k in verdict.get("figures") or {}})}
+    for key, shown in found["spans"]:
+        printed = printed_numbers(shown, lang)
+        assert len(printed) == 1, f"{where}: data-figure {key!r} holds {shown!r}, not one number"
+        _, value, half, _ = printed[0]
+        slack = half * 1.0001 + 1e-12
+        if key == "run":
+            assert value in runs, f"{where}: {shown!r} is no run the verdict names ({sorted(runs)})"
+            continue
+        want = key_value(key, env)
+        assert abs(value - want) <= slack, (
+            f"{where}: data-figure {key!r} prints {shown!r} ({value}), the figure is {want}\ntext: {found['text']}")
+    if every_number:
+        written = written_numbers(found["text"], lang)
+        for shown, value, half, _ in printed_numbers(found["rest"], lang):
+            assert any(abs(value - w) <= half * 1.0001 + 1e-12 for w in written), (
+                f"{where}: {shown!r} is filled in without a data-figure key\ntext: {found['text']}")
+    return len(found["spans"])
 
 
 def fetch_verdict(server_url: str, step: str, body: str) -> tuple[int, dict]:
@@ -170,12 +250,17 @@ def referee(page, server_url: str, lang: str, step: dict, sent: list, where: str
     assert verdict_node.get_attribute("data-prediction") == mark, f"{where}: {choice} against {accepted}"
     sentence = page.inner_text("#verdict [data-sentence='verdict']")
     assert sentence.strip(), f"{where}: no sentence for the verdict"
-    assert_numbers_agree(sentence, lang, verdict, json.loads(body), where)
+    setup = json.loads(body)
+    assert_numbers_agree(sentence, lang, verdict, setup, where)
+    assert_keyed_numbers_agree(keyed_numbers(page, "#verdict [data-sentence='verdict']"), lang, verdict, setup,
+                               f"{where}, verdict", every_number=True)
+    assert_keyed_numbers_agree(keyed_numbers(page, "#notice:not([hidden]), .lesson-chart__caption"), lang, verdict,
+                               setup, f"{where}, note and captions", every_number=False)
     unknown = "".join(verdict.get("unknown") or [])
     assert (page.get_attribute("[data-unknown]", "data-unknown") or "") == unknown, where
 
 
-@pytest.mark.parametrize("lang", ["fr", "zh"])
+@pytest.mark.parametrize("lang", ["fr", "zh", "ja", "en"])
 def test_every_verdict_sentence_says_what_the_verdict_says(open_page, tools, server_url, lang):
     with urllib.request.urlopen(f"{server_url}/api/lesson", timeout=30) as response:
         steps = json.loads(response.read())["steps"]
@@ -213,3 +298,16 @@ def test_every_verdict_sentence_says_what_the_verdict_says(open_page, tools, ser
             referee(page, server_url, lang, step, sent, f"{lang} step {n} ({step['id']}), {name}")
             checked += 1
     assert checked > len(judged), checked
+
+
+def test_a_number_keyed_as_one_figure_but_equal_to_another_is_caught():
+    """The key is what makes the check strict: 0.5 is the verdict's share, not its distance, though both are
+    figures of the same verdict (the unkeyed check let either pass)."""
+    verdict = {"figures": {"distance": 0.25, "share": 0.5, "n": 3}}
+    found = {"text": "d 0.5", "rest": "d \u2063", "spans": [["distance", "0.5"]]}
+    with pytest.raises(AssertionError, match="the figure is 0.25"):
+        assert_keyed_numbers_agree(found, "en", verdict, {}, "test", every_number=True)
+    assert_keyed_numbers_agree({**found, "spans": [["share", "0.5"]]}, "en", verdict, {}, "test", every_number=True)
+    with pytest.raises(AssertionError, match="without a data-figure key"):
+        assert_keyed_numbers_agree({"text": "d 3", "rest": "d 3", "spans": []}, "en", verdict, {}, "test", True)
+    assert key_value("100 * share - n", figure_env(verdict, {})) == 47.0

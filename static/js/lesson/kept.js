@@ -4,7 +4,7 @@
 // is decided on the same figures the charts draw; this file only words it. A kind as in kinds.js.
 
 import { ApiError, postVerdict } from "../shared/api.js";
-import { escapePlotly as esc, num, sentences, tr } from "../shared/i18n.js";
+import { escapePlotly as esc, figure, num, sentences, tr } from "../shared/i18n.js";
 import { COLORS, MUTED, TYPE, baseLayout, lineAxis, narrowScreen, wrapLabel } from "../shared/plots.js";
 import { probeFigure, speedsFigure } from "../explorer/probe.js";
 import { modeLabel } from "../explorer/plots-results.js";
@@ -12,6 +12,10 @@ import { modeLabel } from "../explorer/plots-results.js";
 const places = (x) => num(Number(x).toFixed(1)); // 19,1 in French
 const nats = (x) => num(Number(x).toFixed(3));
 const pct = (x) => num((100 * x).toFixed(0));
+/** The verdict's figure f[name] as format prints it, keyed by its name for the page (data-figure). */
+const fig = (f, name, format) => figure(name, format(f[name]), f[name]);
+/** A share printed as a percentage, keyed as 100 times the figure. */
+const share = (f, name) => figure(`100 * ${name}`, pct(f[name]), 100 * f[name]);
 
 async function getJson(path, params, signal) {
   const response = await fetch(`${path}?${new URLSearchParams(params)}`, { signal, headers: { Accept: "application/json" } });
@@ -46,10 +50,11 @@ export const probe = {
     const f = v.figures;
     const mask = tr(ctx.setup.causal ? "probe_mask_on" : "probe_mask_off");
     return judged(v, sentences([
-      tr("probe_step_verdict", { mode: modeLabel(ctx.setup.position), mask, mae: places(f.mae), chance: places(f.chance),
-        before: places(f.before), early: places(f.early), within: pct(f.within) }),
-      tr(`probe_step_${v.outcome}`, { chance_limit: places(f.chance_limit), close_limit: places(f.close_limit) }),
-      tr(ctx.setup.causal ? "probe_step_other_off" : "probe_step_other_on", { other: places(f.other_mask) }),
+      tr("probe_step_verdict", { mode: modeLabel(ctx.setup.position), mask, mae: fig(f, "mae", places),
+        chance: fig(f, "chance", places), before: fig(f, "before", places), early: fig(f, "early", places),
+        within: share(f, "within") }),
+      tr(`probe_step_${v.outcome}`, { chance_limit: fig(f, "chance_limit", places), close_limit: fig(f, "close_limit", places) }),
+      tr(ctx.setup.causal ? "probe_step_other_off" : "probe_step_other_on", { other: fig(f, "other_mask", places) }),
       // Haviv et al.'s reason, where it is the one at work: no positions, the mask on, and the probe reading something.
       ctx.setup.position === "none" && ctx.setup.causal && v.outcome !== "chance" ? tr("probe_step_why") : "",
     ]), f.mae);
@@ -123,11 +128,12 @@ export const bands = {
     if (v.outcome === null) return noOutcome(v, ctx.setup);
     const f = v.figures;
     return judged(v, sentences([
-      tr("bands_verdict", { loss: nats(f.loss), fastest: nats(f.loss_fastest), slowest: nats(f.loss_slowest),
-        layer: f.layer, head: f.head, previous: pct(f.previous), previous_fastest: pct(f.previous_fastest),
-        previous_slowest: pct(f.previous_slowest) }),
-      tr(`bands_${v.outcome}`, { cost_fastest: nats(f.cost_fastest), cost_slowest: nats(f.cost_slowest), tie: nats(f.tie),
-        turned: num(f.turned_slowest.toFixed(1)), degrees: num(f.degrees_fastest.toFixed(1)) }),
+      tr("bands_verdict", { loss: fig(f, "loss", nats), fastest: fig(f, "loss_fastest", nats),
+        slowest: fig(f, "loss_slowest", nats), layer: fig(f, "layer", String), head: fig(f, "head", String),
+        previous: share(f, "previous"), previous_fastest: share(f, "previous_fastest"),
+        previous_slowest: share(f, "previous_slowest") }),
+      tr(`bands_${v.outcome}`, { cost_fastest: fig(f, "cost_fastest", nats), cost_slowest: fig(f, "cost_slowest", nats),
+        tie: fig(f, "tie", nats), turned: fig(f, "turned_slowest", places), degrees: fig(f, "degrees_fastest", places) }),
     ]), f.cost_fastest);
   },
   charts(data) {

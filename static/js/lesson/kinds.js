@@ -11,7 +11,7 @@ import { offLabel } from "../explorer/ablation.js";
 import { getShipped, postAblate, postCompare, postRelative, postVerdict } from "../shared/api.js";
 import { compareBody } from "../explorer/controls.js";
 import { el } from "../shared/dom.js";
-import { grouped, labelled, num, sentences, tr } from "../shared/i18n.js";
+import { figure, grouped, labelled, num, sentences, tr } from "../shared/i18n.js";
 import { heatmapFigure, maskPattern, sci, visible } from "../shared/plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../explorer/plots-positions.js";
 import { headsLabel, lengthFigure, modeLabel, trainingFigure } from "../explorer/plots-results.js";
@@ -23,8 +23,12 @@ import { bands, probe } from "./kept.js";
 const chars = (text) => [...(text ?? "")];
 const pct = (x) => (100 * x).toFixed(0);
 const fixed = (x, digits = 3) => num(Number(x).toFixed(digits)); // 4,517 in French
+const two = (x) => fixed(x, 2);
+const three = (x) => num(Number(x).toPrecision(3)); // three significant digits
 const py = (text) => JSON.stringify(text); // a JSON string is a valid Python string literal
 const mean = (xs) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.length);
+/** The verdict's figure f[name] as format prints it, keyed by its name for the page (data-figure). */
+const fig = (f, name, format = (x) => x) => figure(name, format(f[name]), f[name]);
 
 // ---- /api/compare ------------------------------------------------------------------------------
 
@@ -63,7 +67,8 @@ function reason(verdict, setup) {
   const f = verdict.figures;
   return tr(`reason_${verdict.reason}`, {
     x: visible(a.at(-1) ?? ""), y: visible(b.at(-1) ?? ""), mode: modeLabel(setup.position),
-    n_layer: f.n_layer, content: sci(f.gap_content), mask: sci(f.gap_mask), positions: sci(f.gap_positions),
+    n_layer: fig(f, "n_layer"), content: fig(f, "gap_content", sci), mask: fig(f, "gap_mask", sci),
+    positions: fig(f, "gap_positions", sci),
   });
 }
 
@@ -77,7 +82,8 @@ function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
       // A gap far above float32's own error is decided without a float64 rerun: no gap64 then (api: figures).
       const key = v.difference === "rounding" ? "gap_rounding" : f.gap64 === undefined ? "gap_real32" : "gap_real";
       const numbers = v.difference
-        ? tr(key, { gap: sci(f.gap), gap64: sci(f.gap64), limit: sci(f.rounding_limit), limit32: sci(f.float32_limit) })
+        ? tr(key, { gap: fig(f, "gap", sci), gap64: fig(f, "gap64", sci), limit: fig(f, "rounding_limit", sci),
+          limit32: fig(f, "float32_limit", sci) })
         : "";
       return judged(data, sentences([numbers, reason(v, ctx.setup)]), f.gap);
     },
@@ -125,11 +131,11 @@ function alignedNotice(data) {
   const v = data.verdict;
   // float32's gap as the server measured it from float32 values, not from the JSON's rounded decimals.
   const text = tr(v.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
-    gap: sci(v.figures.aligned_gap), gap64: sci(v.figures.aligned_gap64),
+    gap: fig(v.figures, "aligned_gap", sci), gap64: fig(v.figures, "aligned_gap64", sci),
   });
   // Layer 1 blind to the order while the output tells the lines apart: the order came in at a later layer.
   const later = v.aligned === "rounding" && v.difference === "real" && v.figures.n_layer > 1 && data.model.causal;
-  return sentences([text, later ? tr("notice_aligned_later", { n_layer: v.figures.n_layer }) : ""]);
+  return sentences([text, later ? tr("notice_aligned_later", { n_layer: fig(v.figures, "n_layer") }) : ""]);
 }
 
 /** Line 0 (A) or 1 (B), one head of layer 1: the explorer's heatmap. */
@@ -282,7 +288,8 @@ const limit = {
     const f = data.verdict.figures;
     // The line that is that long: the verdict counts the longer of the two.
     const line = chars(ctx.setup.a).length === f.n ? "A" : "B";
-    const vars = { n: f.n, rows: f.rows, max: f.max, pos: f.n - 1, last: f.rows - 1, more: f.more, line,
+    const vars = { n: fig(f, "n"), rows: fig(f, "rows"), max: fig(f, "max"), pos: figure("n - 1", f.n - 1),
+      last: figure("rows - 1", f.rows - 1), more: fig(f, "more"), line,
       mode: modeLabel(ctx.setup.position) };
     return judged(data, tr(`limit_${data.verdict.reason}`, vars), f.n);
   },
@@ -305,8 +312,8 @@ const table = {
     if (!data.learned || data.verdict.outcome === null) return judged(data, tr("sim_learned_empty"));
     const text = sentences([
       tr("table_verdict", {
-        adj: fixed(f.neighbours, 2), far: fixed(f.far, 2), period: f.period, c: fixed(f.at_period, 2),
-        lag: f.least_lag, low: fixed(f.at_least_lag, 2),
+        adj: fig(f, "neighbours", two), far: fig(f, "far", two), period: fig(f, "period"), c: fig(f, "at_period", two),
+        lag: fig(f, "least_lag"), low: fig(f, "at_least_lag", two),
       }),
       rhythmMeaning(f.period), // what that distance is in these poems, in the explorer's words
     ]);
@@ -349,8 +356,8 @@ const rotate = {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr("reason_not_rope", { mode: modeLabel(ctx.setup.position) }));
     const text = tr("rotate_verdict", {
-      deg0: num(f.degrees_first.toPrecision(3)), degl: num(f.degrees_last.toPrecision(3)), last: f.last_pair,
-      n: f.positions, tot0: grouped(Math.round(f.turned_first)), totl: num(f.turned_last.toPrecision(3)),
+      deg0: fig(f, "degrees_first", three), degl: fig(f, "degrees_last", three), last: fig(f, "last_pair"),
+      n: fig(f, "positions"), tot0: fig(f, "turned_first", (x) => grouped(Math.round(x))), totl: fig(f, "turned_last", three),
       line: chars(ctx.setup.a).length >= chars(ctx.setup.b).length ? "A" : "B", // the line the count is of
     });
     return judged(data, text, f.theta_first);
@@ -394,8 +401,8 @@ const relative = {
     if (data.tooShort) return judged(data, tr("relative_need_two"));
     const f = data.verdict.figures;
     const text = tr("relative_verdict", {
-      first: visible(data.first), second: visible(data.second), last: data.starts.at(-1), distance: f.distance,
-      rope: sci(f.spread_rope), learned: sci(f.spread_learned),
+      first: visible(data.first), second: visible(data.second), last: fig(f, "last_start"), distance: fig(f, "distance"),
+      rope: fig(f, "spread_rope", sci), learned: fig(f, "spread_learned", sci),
     });
     return judged(data, text, f.spread_rope);
   },
@@ -454,12 +461,13 @@ const length = {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr("results_empty"));
     const text = tr("length_verdict", {
-      before: fixed(f.before), after: fixed(f.after), n: f.train_length, last: f.train_length - 1, end: f.length - 1,
+      before: fig(f, "before", fixed), after: fig(f, "after", fixed), n: fig(f, "train_length"),
+      last: figure("train_length - 1", f.train_length - 1), end: figure("length - 1", f.length - 1),
     });
     // Where the rise starts (the server's smoothed reading), then why: angles training never showed.
-    const where = { smooth: f.smooth, nats: num(f.rise_nats), rise: f.rise, worse: f.worse };
+    const where = { smooth: fig(f, "smooth"), nats: fig(f, "rise_nats"), rise: fig(f, "rise"), worse: fig(f, "worse") };
     const rise = f.rise === undefined ? "" : tr(f.worse === undefined ? "length_rise_only" : "length_rise", where);
-    const why = data.verdict.outcome === "rises" ? tr("length_why_rope", { last: f.train_length - 1 }) : "";
+    const why = data.verdict.outcome === "rises" ? tr("length_why_rope", { last: figure("train_length - 1", f.train_length - 1) }) : "";
     return judged(data, sentences([text, rise, why]), f.after);
   },
   charts(data) {
@@ -475,9 +483,10 @@ const length = {
     const f = data.verdict.figures;
     if (f.none_before === undefined || f.before === undefined) return "";
     return sentences([tr("notice_length", {
-      none_before: fixed(f.none_before), none_after: fixed(f.none_after), none_rise: fixed(f.none_after - f.none_before),
-      rope_rise: fixed(f.after - f.before),
-    }), f.none_after > f.none_before ? tr("length_why_none", { last: f.train_length - 1 }) : ""]);
+      none_before: fig(f, "none_before", fixed), none_after: fig(f, "none_after", fixed),
+      none_rise: figure("none_after - none_before", fixed(f.none_after - f.none_before), f.none_after - f.none_before),
+      rope_rise: figure("after - before", fixed(f.after - f.before), f.after - f.before),
+    }), f.none_after > f.none_before ? tr("length_why_none", { last: figure("train_length - 1", f.train_length - 1) }) : ""]);
   },
   snippet: () => [
     "import json",
@@ -498,7 +507,8 @@ const split = {
   }),
   judge(data) {
     const f = data.verdict.figures;
-    const text = tr("split_verdict", { qkv1: grouped(f.qkv1), proj1: grouped(f.proj1), qkv4: grouped(f.qkv4), proj4: grouped(f.proj4) });
+    const text = tr("split_verdict", { qkv1: fig(f, "qkv1", grouped), proj1: fig(f, "proj1", grouped), qkv4: fig(f, "qkv4", grouped),
+      proj4: fig(f, "proj4", grouped) });
     return judged(data, text, f.qkv4 + f.proj4);
   },
   charts(data) {
@@ -549,7 +559,8 @@ const heads = {
   judge(data) {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr(`reason_${data.verdict.reason}`));
-    return judged(data, tr("heads_verdict", { h1: f.h1, h2: f.h2, tv: pct(f.distance) }), f.distance);
+    return judged(data, tr("heads_verdict", { h1: fig(f, "h1"), h2: fig(f, "h2"), tv: figure("100 * distance", pct(f.distance)) }),
+      f.distance);
   },
   charts: (data) => data.lines[0].attention[0].map((_, h) => heatmapChart(data, 0, h)),
   notice: (data) => {
@@ -585,8 +596,10 @@ const ablate = {
     if (v.outcome === null) return judged(data, tr(`reason_${v.reason}`, { mode: modeLabel(ctx.setup.position) }));
     const f = v.figures;
     const kinds = ["punctuation", "second_line", "other"];
-    const vars = { characters: grouped(f.characters), head: f.head, share: pct(f.share) };
-    for (const k of kinds) Object.assign(vars, { [k]: fixed(f[k], 2), [`before_${k}`]: fixed(f[`before_${k}`], 2), [`after_${k}`]: fixed(f[`after_${k}`], 2) });
+    const vars = { characters: fig(f, "characters", grouped), head: fig(f, "head"), share: figure("100 * share", pct(f.share)) };
+    for (const k of kinds) {
+      Object.assign(vars, { [k]: fig(f, k, two), [`before_${k}`]: fig(f, `before_${k}`, two), [`after_${k}`]: fig(f, `after_${k}`, two) });
+    }
     // The question asks where the loss rises most; which kind is hardest with the head off is another
     // question, with another answer when the head matters most where the model was surest.
     const top = (key) => kinds.reduce((x, y) => (f[`${key}${y}`] > f[`${key}${x}`] ? y : x));
@@ -603,12 +616,12 @@ const ablate = {
     const { answer, ablation } = data;
     const top = Math.max(...Object.values(ablation.by_kind), 0);
     return [{
-      name: "ablate-line", caption: tr("chart_ablate_line", { head: data.verdict.figures.head }),
+      name: "ablate-line", caption: tr("chart_ablate_line", { head: fig(data.verdict.figures, "head") }),
       alt: chars(ctx.setup.a).length < 2 ? tr("notice_ablate_one_char")
         : tr("chart_ablate_line_alt", { before: fixed(answer.all_on.mean_loss, 2), after: fixed(answer.ablated.mean_loss, 2) }),
       figure: lossFigure({ answer, offLabel: offLabel(answer.off) }),
     }, {
-      name: "ablate-kinds", caption: tr("chart_ablate_kinds", { head: data.verdict.figures.head }),
+      name: "ablate-kinds", caption: tr("chart_ablate_kinds", { head: fig(data.verdict.figures, "head") }),
       alt: tr("chart_ablate_kinds_alt", { punctuation: fixed(ablation.by_kind.punctuation, 2),
         second_line: fixed(ablation.by_kind.second_line, 2), other: fixed(ablation.by_kind.other, 2) }),
       figure: kindFigure({ ablation, range: [Math.min(0, ...Object.values(ablation.by_kind)), top * 1.25] }),
@@ -635,15 +648,24 @@ function finalLoss(run) {
 }
 
 /** "8<4<1" -> "8 heads < 4 heads < 1 head"; "rope<learned<none" -> the modes' names. */
-export function orderLabel(order, key) {
-  return order.split("<").map((part) => (key === "heads" ? headsLabel(Number(part)) : modeLabel(part))).join(" < ");
+export function orderLabel(order, key, keyed = false) {
+  return order.split("<").map((part) => (key === "heads" ? headCount(Number(part), keyed) : modeLabel(part))).join(" < ");
+}
+
+/** "8 heads"; keyed, its count is marked as a run's name (data-figure "run": the 8 of the verdict's loss_8). */
+function headCount(n, keyed) {
+  return keyed ? tr(n === 1 ? "heads_one" : "heads_many", { n: figure("run", n) }) : headsLabel(n);
 }
 
 function trainingKind(key) {
   const runsOf = (data) => exerciseRuns(data)[key];
-  const label = (run) => (key === "heads" ? headsLabel(run.n_head) : modeLabel(run.position));
-  const listOf = (runs) => runs.map((r) => `${label(r)} ${fixed(finalLoss(r))}`).join(tr("list_sep"));
-  const labelOf = (id) => (key === "heads" ? headsLabel(Number(id)) : modeLabel(id));
+  const label = (run, keyed = false) => (key === "heads" ? headCount(run.n_head, keyed) : modeLabel(run.position));
+  const id = (run) => (key === "heads" ? String(run.n_head) : run.position);
+  // In the verdict each loss is keyed by the figure it is (loss_8, loss_rope); the chart's alt text is plain.
+  const loss = (run, keyed) => (keyed ? figure(`loss_${id(run)}`, fixed(finalLoss(run)), finalLoss(run)) : fixed(finalLoss(run)));
+  const listOf = (runs, keyed = false) => runs.map((r) => tr("training_run_loss", { run: label(r, keyed), loss: loss(r, keyed) }))
+    .join(tr("list_sep"));
+  const labelOf = (id) => (key === "heads" ? headCount(Number(id), true) : modeLabel(id));
   return {
     fetch: withVerdict(() => getShipped("training")),
     judge(data, ctx) {
@@ -653,10 +675,10 @@ function trainingKind(key) {
       const f = v.figures;
       // Two runs closer than their noise: one run each cannot order them, and either order counts.
       const ties = v.ties.map(([x, y]) => tr("training_tie", {
-        x: labelOf(x), y: labelOf(y), d: fixed(f[`gap_${x}_${y}`]), noise: fixed(f[`within_${x}_${y}`]),
+        x: labelOf(x), y: labelOf(y), d: fig(f, `gap_${x}_${y}`, fixed), noise: fig(f, `within_${x}_${y}`, fixed),
       }));
       return judged(data, sentences([
-        tr(`${ctx.step.id}_verdict`, { list: listOf(runs), order: orderLabel(v.outcome, key) }), ...ties,
+        tr(`${ctx.step.id}_verdict`, { list: listOf(runs, true), order: orderLabel(v.outcome, key, true) }), ...ties,
       ]));
     },
     charts(data) {
@@ -669,8 +691,11 @@ function trainingKind(key) {
         alt: tr("chart_training_alt", { list: listOf(runs) }), figure: trainingFigure({ runs, key, finals: true }) }];
     },
     notice(data) {
-      const losses = runsOf(data).map(finalLoss);
-      return losses.length > 1 ? tr("notice_training", { gap: fixed(Math.max(...losses) - Math.min(...losses)) }) : "";
+      const runs = [...runsOf(data)].sort((x, y) => finalLoss(x) - finalLoss(y));
+      if (runs.length < 2) return "";
+      const [best, worst] = [runs[0], runs.at(-1)];
+      const gap = finalLoss(worst) - finalLoss(best);
+      return tr("notice_training", { gap: figure(`loss_${id(worst)} - loss_${id(best)}`, fixed(gap), gap) });
     },
     // The step count is the runs' own (every run has the same budget), never typed into the text.
     lesson: (data, ctx) => (ctx.step.id === "ex2" ? tr("ex2_lesson", { steps: grouped(runsOf(data)[0].steps.at(-1)) }) : ""),

@@ -3,7 +3,7 @@
 
 import { $, $$, clear, el, show } from "../shared/dom.js";
 import { draw, purge } from "../shared/draw.js";
-import { sentences, tr } from "../shared/i18n.js";
+import { fillFigures, sentences, tr } from "../shared/i18n.js";
 import { visible } from "../shared/plots.js";
 import { setupOf, state, ui } from "./page.js";
 import { applyChartVisibility, forProjector } from "./presenter.js";
@@ -45,7 +45,7 @@ const verdictPanel = {
     unfoldVerdict(ui.verdict, ui.verdictMore); // a verdict drawn again shows whole
     ui.verdict.replaceChildren(...parts.flatMap(([name, text], i) => [
       ...(i ? [document.createTextNode(tr("sentence_sep"))] : []),
-      el("span", { text, dataset: { sentence: name } }),
+      figureSpan(el("span", { dataset: { sentence: name } }), text),
     ]));
     ui.verdict.dataset.outcome = a.judged.outcome ?? "";
     if (a.judged.value !== undefined) ui.verdict.dataset.value = String(a.judged.value);
@@ -69,13 +69,19 @@ function showUnknown(chars) {
   show(node, chars.length > 0);
 }
 
+/** node with text, its figures as <span data-figure> (i18n.js fillFigures): read by tests/e2e/test_referee.py. */
+function figureSpan(node, text) {
+  fillFigures(node, text);
+  return node;
+}
+
 function chartFigure(chart, i) {
   const describe = `chart-${i}-alt`;
   const body = chart.table ?? el("div", { className: `lesson-plot${chart.heatmap ? " lesson-plot--square" : ""}` });
   const node = el("figure", {
     className: "lesson-chart", dataset: { chart: String(i), name: chart.name }, attrs: { "aria-describedby": describe },
   }, [
-    el("figcaption", { className: "lesson-chart__caption", text: chart.caption }),
+    figureSpan(el("figcaption", { className: "lesson-chart__caption" }), chart.caption),
     ...(chart.missing ? [] : [body]),
     el("p", { id: describe, className: chart.missing ? "note" : "visually-hidden", text: chart.alt }),
   ]);
@@ -87,7 +93,7 @@ const chartShape = (chart) => `${chart.name}:${chart.missing ? "missing" : chart
 
 /** The same chart with the new answer's words and table, in the nodes on screen; its plot is drawn after. */
 function refreshChart(node, chart) {
-  $(".lesson-chart__caption", node).textContent = chart.caption;
+  fillFigures($(".lesson-chart__caption", node), chart.caption);
   $(`#${node.getAttribute("aria-describedby")}`, node).textContent = chart.alt;
   if (chart.table) $(".lesson-chart__caption", node).nextElementSibling.replaceWith(chart.table);
   return { node, body: chart.table ?? $(".lesson-plot", node) };
@@ -141,7 +147,7 @@ const chartsPanel = {
 
 const noticePanel = {
   update(a) {
-    ui.notice.textContent = a.kind ? a.kind.notice(a.data, a.ctx) : "";
+    fillFigures(ui.notice, a.kind ? a.kind.notice(a.data, a.ctx) : "");
     show(ui.notice, Boolean(ui.notice.textContent));
   },
 };

@@ -100,7 +100,60 @@ export function plotlySeparators() {
  */
 export function tr(key, vars = {}) {
   const text = pluralForm(dict[key] ?? key, vars);
-  return text.replace(/\{(\w+)\}/g, (whole, name) => (name in vars ? num(vars[name]) : whole));
+  return text.replace(/\{(\w+)\}/g, (whole, name) => (!(name in vars) ? whole
+    : vars[name] instanceof Figure ? vars[name].marked() : num(vars[name])));
+}
+
+// A filled-in figure travels inside tr()'s string between these private-use characters until fillFigures() makes
+// it a <span data-figure="name">: FIGURE_OPEN name FIGURE_NAMED text FIGURE_CLOSE.
+const FIGURE_OPEN = "\ue000";
+const FIGURE_NAMED = "\ue001";
+const FIGURE_CLOSE = "\ue002";
+const FIGURE_MARK = /\ue000([^\ue001]*)\ue001([^\ue002]*)\ue002/gu;
+
+/**
+ * A number a verdict, its caption or its note fills in, with the name of the figure it is: the verdict's figure
+ * ("gap64"), or an expression of figures and setup numbers ("100 * distance", "train_length - 1"). The page shows
+ * it as a <span data-figure="…"> (fillFigures), which tests/e2e/test_referee.py checks against the verdict's JSON.
+ * Its value (valueOf) picks a plural form like the number itself would.
+ */
+export class Figure {
+  constructor(name, shown, value) {
+    Object.assign(this, { name, shown, value });
+  }
+
+  marked() {
+    return `${FIGURE_OPEN}${this.name}${FIGURE_NAMED}${num(this.shown)}${FIGURE_CLOSE}`;
+  }
+
+  valueOf() {
+    return this.value;
+  }
+
+  toString() {
+    return num(this.shown);
+  }
+}
+
+/** figure("gap", sci(f.gap), f.gap): the number as printed (shown as tr() shows any value), keyed by its name. */
+export const figure = (name, shown, value = Number(shown)) => new Figure(name, shown, value);
+
+/** Fill node with text, each marked figure as a <span data-figure>; the rest as text (no HTML is read). */
+export function fillFigures(node, text) {
+  const parts = [];
+  let from = 0;
+  for (const match of text.matchAll(FIGURE_MARK)) {
+    parts.push(document.createTextNode(text.slice(from, match.index)));
+    parts.push(el("span", { text: match[2], dataset: { figure: match[1] } }));
+    from = match.index + match[0].length;
+  }
+  parts.push(document.createTextNode(text.slice(from)));
+  node.replaceChildren(...parts.filter((p) => p.nodeType !== 3 || p.data));
+}
+
+/** The text a reader sees: figure marks taken out (for aria labels, alt texts, plain text nodes). */
+export function plainText(text) {
+  return text.replace(FIGURE_MARK, "$2");
 }
 
 const pluralRules = new Map(); // one Intl.PluralRules per language: tr() runs on every redraw
