@@ -1,0 +1,226 @@
+// The kinds of step that compare two lines (POST /api/compare): same or different, the mask's leak, positions
+// added, and the 129th character. A kind as in kinds.js.
+
+import { postCompare, postVerdict } from "../shared/api.js";
+import { compareBody } from "../explorer/controls.js";
+import { figure, labelled, num, sentences, tr } from "../shared/i18n.js";
+import { sci, visible } from "../shared/plots.js";
+import { modeLabel } from "../explorer/plots-results.js";
+import { alignedFigure, alignLastRow, gapBarsFigure } from "./figures.js";
+import { chars, fig, heatmapChart, judged, modelLines, py, two, withVerdict } from "./kind-parts.js";
+
+/**
+ * A same-or-different step's comparison, which names the step (lesson_step) and carries the step's verdict when float32 decides it, as it
+ * does for lines that are not a reordering: a keystroke is then one request. Otherwise (step_verdict null) the
+ * verdict is asked once the comparison is in: it goes by the same connection to the server worker that keeps the
+ * comparison's float32 pass, and runs only the float64 rerun.
+ */
+async function fetchCompare(ctx, signal) {
+  const data = await postCompare({ ...compareBody(ctx.setup), lesson_step: ctx.step.id }, signal);
+  return { ...data, verdict: data.step_verdict ?? await postVerdict(ctx.step.id, ctx.setup, signal) };
+}
+
+/** Why the gap is what it is, in the words of the server's reason id, quoting the controls it was decided by. */
+function reason(verdict, setup) {
+  const a = chars(setup.a);
+  const b = chars(setup.b);
+  const f = verdict.figures;
+  return tr(`reason_${verdict.reason}`, {
+    x: visible(a.at(-1) ?? ""), y: visible(b.at(-1) ?? ""), mode: modeLabel(setup.position),
+    n_layer: fig(f, "n_layer"), content: fig(f, "gap_content", sci), mask: fig(f, "gap_mask", sci),
+    positions: fig(f, "gap_positions", sci),
+  });
+}
+
+/** Steps that ask "same or different" (or "stays or gone", "rounding or large"): the last position's gap. */
+function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
+  return {
+    fetch: fetchCompare,
+    judge(data, ctx) {
+      const v = data.verdict;
+      const f = v.figures;
+      // A gap far above float32's own error is decided without a float64 rerun: no gap64 then (api: figures).
+      const key = v.difference === "rounding" ? "gap_rounding" : f.gap64 === undefined ? "gap_real32" : "gap_real";
+      const numbers = v.difference
+        ? tr(key, { gap: fig(f, "gap", sci), gap64: fig(f, "gap64", sci), limit: fig(f, "rounding_limit", sci),
+          limit32: fig(f, "float32_limit", sci) })
+        : "";
+      return judged(data, sentences([numbers, reason(v, ctx.setup)]), f.gap);
+    },
+    charts(data, ctx) {
+      return [barsChart(bars(data, ctx), caption), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
+        ? [alignedChart(data), heatmapChart(data, 0, 0), heatmapChart(data, 1, 0)] : [])];
+    },
+    notice: notice ?? ((data) => alignedNotice(data)),
+    lesson,
+    snippet: (ctx, data) => gapSnippet(ctx.setup, data),
+    batched: true, // the page's number comes from one batch of both lines; the snippet runs them apart
+  };
+}
+
+function barsChart(items, caption) {
+  const list = items.map((item) => labelled(item.label, sci(item.value))).join(tr("list_sep"));
+  return { name: "gap", caption: tr(caption), alt: tr("chart_bars_alt", { items: list }), figure: gapBarsFigure({ items }) };
+}
+
+function aligned(data) {
+  const [a, b] = data.lines;
+  return alignLastRow(data.alignment, a.tokens, a.attention[0], b.attention[0]);
+}
+
+function alignedChart(data) {
+  const result = aligned(data);
+  if (!result) return { name: "aligned", caption: tr("chart_aligned"), alt: tr("chart_aligned_missing"), missing: true };
+  let best = { gap: -1, h: 0, i: 0 };
+  result.z.forEach((row, h) => row.forEach((v, i) => {
+    if (Math.abs(v) > best.gap) best = { gap: Math.abs(v), h, i };
+  }));
+  return {
+    name: "aligned",
+    caption: tr("chart_aligned"),
+    // A largest gap of 0 sits at no head and no character: it is said as "every gap is 0".
+    alt: best.gap === 0 ? tr("chart_aligned_alt_zero")
+      : tr("chart_aligned_alt", { gap: sci(best.gap), h: best.h + 1, ch: visible(result.chars[best.i]) }),
+    figure: alignedFigure(result),
+  };
+}
+
+function alignedNotice(data) {
+  const result = aligned(data);
+  if (!result || !data.verdict.aligned) return tr("chart_aligned_missing");
+  const v = data.verdict;
+  // float32's gap as the server measured it from float32 values, not from the JSON's rounded decimals.
+  const text = tr(v.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
+    gap: fig(v.figures, "aligned_gap", sci), gap64: fig(v.figures, "aligned_gap64", sci),
+  });
+  // Layer 1 blind to the order while the output tells the lines apart: the order came in at a later layer.
+  const later = v.aligned === "rounding" && v.difference === "real" && v.figures.n_layer > 1 && data.model.causal;
+  return sentences([text, later ? tr("notice_aligned_later", { n_layer: fig(v.figures, "n_layer") }) : ""]);
+}
+
+/** A mode as a bar's label says it: "no positions" rather than the mode's name "none"; and the mask when off. */
+function modePhrase(position, causal = true) {
+  const mode = position === "none" ? tr("mode_none_phrase") : modeLabel(position);
+  return causal ? mode : tr("mode_mask_off", { mode });
+}
+
+/** The model on screen first, then the untrained models of 1 to 3 layers in the same mode, heads and mask. */
+function depthBars(data) {
+  const model = data.model;
+  const mode = modePhrase(model.position, model.causal); // the grey bars were run with the same mask
+  const onScreen = {
+    label: tr(model.weights === "trained" ? "bar_model_trained" : "bar_model_random", { n_layer: model.n_layer, mode }),
+    value: data.difference.with_position.max_abs,
+    current: true,
+  };
+  const untrained = data.by_depth
+    .filter((row) => model.weights === "trained" || row.n_layer !== model.n_layer)
+    .map((row) => ({ label: tr("bar_depth", { n_layer: row.n_layer, mode }), value: row.with_position.max_abs }));
+  return [onScreen, ...untrained];
+}
+
+function depthNotice(data) {
+  const rows = data.by_depth;
+  return tr("notice_depth", {
+    n_layer: rows.at(-1).n_layer, d1: sci(rows[0].with_position.max_abs), dn: sci(rows.at(-1).with_position.max_abs),
+    mode: modePhrase(data.model.position, data.model.causal),
+  });
+}
+
+function gapSnippet(setup, data) {
+  const causal = setup.causal ? "True" : "False";
+  return [
+    "import torch",
+    "from model.experiments import logits_difference",
+    ...modelLines(setup),
+    "",
+    `a = model.trace(torch.tensor([tok.encode(${py(setup.a)})]), causal=${causal}).logits[0, -1]`,
+    `b = model.trace(torch.tensor([tok.encode(${py(setup.b ?? setup.a)})]), causal=${causal}).logits[0, -1]`,
+    `print(logits_difference(a, b)["max_abs"])  # ${tr("bar_this")}: ${sci(data.difference.with_position.max_abs)}`,
+  ].join("\n");
+}
+
+/** A figure of the lesson as it printed it: its own significant digits, as a power of ten (1.9e-02: 1.9 × 10⁻²). */
+const printed = (value, lesson) => num(Number(value).toExponential(lesson.digits - 1));
+
+/** The lesson's printed figure is for the step's own setup: beside another setup it only says so. */
+function lessonFigure(text) {
+  return (data, ctx) => (data.verdict.setup_is_lessons ? text(data, ctx) : tr("lesson_other_setup"));
+}
+
+const thisModelBar = (data) => [{ label: tr("bar_this"), value: data.difference.with_position.max_abs, current: true }];
+
+export const order = gapKind({
+  bars: thisModelBar,
+  caption: "chart_bars_one",
+  lesson: lessonFigure((data, ctx) => tr("order_lesson", {
+    value: printed(ctx.step.lesson.value, ctx.step.lesson), ours: sci(data.difference.with_position.max_abs),
+  })),
+});
+
+export const leak = gapKind({
+  bars: depthBars,
+  notice: depthNotice,
+  lesson: lessonFigure((data, ctx) => tr("leak_lesson", {
+    value: printed(ctx.step.lesson.value, ctx.step.lesson), with: printed(ctx.step.lesson.with, ctx.step.lesson), ours: sci(data.difference.with_position.max_abs),
+  })),
+});
+
+export const nomask = gapKind({ bars: depthBars, notice: depthNotice });
+
+export const pair = gapKind({ bars: thisModelBar, caption: "chart_bars_one" });
+
+export const posemb = gapKind({
+  caption: "chart_bars_posemb",
+  // Under none there are no positions to remove: one bar, named as the model it is.
+  bars: (data) => (data.model.position === "none" ? thisModelBar(data) : [
+    { label: tr("bar_without_positions"), value: data.difference.without_position.max_abs },
+    { label: tr("bar_with_positions", { mode: modeLabel(data.model.position) }), value: data.difference.with_position.max_abs, current: true },
+  ]),
+  notice: (data) => (data.model.position === "none" ? tr("notice_posemb_none", {
+    with: sci(data.difference.with_position.max_abs),
+  }) : tr("notice_posemb", {
+    without: sci(data.difference.without_position.max_abs),
+    with: sci(data.difference.with_position.max_abs),
+    mode: modeLabel(data.model.position),
+  })),
+  lesson: lessonFigure((data, ctx) => tr("posemb_lesson", {
+    value: printed(ctx.step.lesson.value, ctx.step.lesson), without: printed(ctx.step.lesson.without, ctx.step.lesson),
+    ours: sci(data.difference.with_position.max_abs), ours_without: sci(data.difference.without_position.max_abs),
+  })),
+});
+
+export const ex1 = gapKind({ bars: depthBars, notice: depthNotice });
+
+/** The 129th character: the server's own refusal is the answer. */
+export const limit = {
+  // The verdict says whether the model takes the line; /api/compare's answer is only asked to show the refusal
+  // happens (a 422 naming the line) or not. An empty line is refused by both, and the page says so as an error.
+  fetch: withVerdict(async (ctx, signal) => {
+    try {
+      return { ok: await postCompare(compareBody(ctx.setup), signal) };
+    } catch (error) {
+      if (error?.fields?.some((e) => e.type === "too_many_positions")) return { refused: true };
+      throw error;
+    }
+  }),
+  judge(data, ctx) {
+    const f = data.verdict.figures;
+    // The line that is that long: the verdict counts the longer of the two.
+    const line = chars(ctx.setup.a).length === f.n ? "A" : "B";
+    const vars = { n: fig(f, "n"), rows: fig(f, "rows"), max: fig(f, "max"), pos: figure("n - 1", f.n - 1),
+      last: figure("rows - 1", f.rows - 1), more: fig(f, "more"), line,
+      mode: modeLabel(ctx.setup.position) };
+    return judged(data, tr(`limit_${data.verdict.reason}`, vars), f.n);
+  },
+  charts: () => [],
+  notice: () => "",
+  snippet: (ctx) => [
+    "import torch",
+    ...modelLines(ctx.setup),
+    "",
+    `x = torch.tensor([tok.encode(${py(ctx.setup.a)})])`,
+    "print(x.shape)",
+    "model(x)  # ValueError past 128 positions with position 'learned'",
+  ].join("\n"),
+};
