@@ -91,14 +91,16 @@ class Plan:
         return list(dict.fromkeys([self.model, *self.depth_models]))  # each model once, in order
 
 
-class Answer(dict):
-    """/api/compare's answer, whose JSON is the dict's (orjson writes a dict subclass as a dict), carrying what
-    its float32 pass measured for the verdict on the same request: `facts`, no part of the JSON."""
+@dataclass(frozen=True)
+class Float32Pass:
+    """One comparison's float32 pass: what /api/compare shows (`answer`, its JSON's fields) and what the verdicts on
+    the same request read from it (`facts`), so that they need no second pass."""
 
+    answer: dict
     facts: GapFacts
 
 
-def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Answer | InputError]:
+def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Float32Pass | InputError]:
     """Each request's answer, or the InputError that names its bad field. Every model runs once
     for a group of requests (run_many); an answer is bitwise the one the request gets alone."""
     answers, plans = planned(reqs, lambda req: plan_compare(req, registry))
@@ -108,9 +110,10 @@ def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[An
             for i, plan in group:
                 by_model = {model: next(runs) for model in plan.models}
                 unmasked = next(runs) if _controls(plan) else None
-                answers[i] = Answer(_answer(plan, by_model, registry.tokenizer_for(plan.req.model)))
-                answers[i].facts = gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
-                                             alignment(plan.ids_a, plan.ids_b), unmasked)
+                answers[i] = Float32Pass(
+                    _answer(plan, by_model, registry.tokenizer_for(plan.req.model)),
+                    gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
+                              alignment(plan.ids_a, plan.ids_b), unmasked))
     return answers
 
 

@@ -106,6 +106,7 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("ties", [])
     out.setdefault("aligned", None)
     out.setdefault("difference", None)
+    out.setdefault("decided_by", None)
     own = STEP_BY_ID[step_id]["setup"]
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, CHART_ONLY.get(step_id)),
             "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}
@@ -155,9 +156,8 @@ def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, controls: dic
 
 
 def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
-    """The /api/compare request the lesson page sends for this step's setup (compareBody in
-    static/js/explorer/controls.js, with lesson_step), whose GapFacts the verdict reads; None when the setup makes
-    none."""
+    """The comparison this step's setup makes (with lesson_step), the fields given changing it: the one
+    POST /api/lesson/{step}/compare makes, whose GapFacts the verdict reads; None when the setup makes none."""
     setup = _setup(step_id, fields)
     body = {"line_a": setup["a"], "line_b": setup.get("b") or setup["a"], "position": setup["position"],
             "weights": setup["weights"], "causal": setup["causal"], "lesson_step": step_id}
@@ -291,7 +291,7 @@ class StepJudging:
             reason = gap_reason(self.ids_a, self.ids_b, False, controls, config.position, self.causal,
                                 config.n_layer)
             out = {"outcome": different, "reason": reason, "figures": figures, "aligned": None,
-                   "difference": "real"}
+                   "difference": "real", "decided_by": "float32"}
             return _finished(self.step_id, setup, out, registry)
         a, b = (got[LineKey(self.model, ids, self.causal, WITH)] for ids in (self.ids_a, self.ids_b))
         judged = gap_of(a.last_logits, b.last_logits)
@@ -304,12 +304,12 @@ class StepJudging:
         if self.same:
             # Lines that differ only in characters outside the vocabulary are the same line to the model.
             out = {"outcome": None, "reason": "identical" if setup["a"] == setup["b"] else "identical_unknown",
-                   "figures": figures, "aligned": aligned}
+                   "figures": figures, "aligned": aligned, "decided_by": "float64"}
             return _finished(self.step_id, setup, out, registry)
         rounding = decided64(judged.gap, judged.scale) == "rounding"
         reason = gap_reason(self.ids_a, self.ids_b, rounding, controls, config.position, self.causal, config.n_layer)
         out = {"outcome": same if rounding else different, "reason": reason, "figures": figures,
-               "aligned": aligned, "difference": "rounding" if rounding else "real"}
+               "aligned": aligned, "difference": "rounding" if rounding else "real", "decided_by": "float64"}
         return _finished(self.step_id, setup, out, registry)
 
 

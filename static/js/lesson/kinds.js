@@ -8,7 +8,7 @@
 // text or "". ctx = {step, setup, options}.
 
 import { offLabel } from "../explorer/ablation.js";
-import { getShipped, postAblate, postCompare, postRelative, postVerdict } from "../shared/api.js";
+import { getShipped, postAblate, postCompare, postRelative, postStepCompare, postVerdict } from "../shared/api.js";
 import { compareBody } from "../explorer/controls.js";
 import { el } from "../shared/dom.js";
 import { grouped, labelled, num, sentences, tr } from "../shared/i18n.js";
@@ -42,16 +42,8 @@ function judged(data, text, value) {
   return { outcome: v.outcome, accepted: v.accepted, text, value, unknown: v.unknown };
 }
 
-/**
- * A same-or-different step's comparison, which names the step (lesson_step) and carries the step's verdict when float32 decides it, as it
- * does for lines that are not a reordering: a keystroke is then one request. Otherwise (step_verdict null) the
- * verdict is asked once the comparison is in: it goes by the same connection to the server worker that keeps the
- * comparison's float32 pass, and runs only the float64 rerun.
- */
-async function fetchCompare(ctx, signal) {
-  const data = await postCompare({ ...compareBody(ctx.setup), lesson_step: ctx.step.id }, signal);
-  return { ...data, verdict: data.step_verdict ?? await postVerdict(ctx.step.id, ctx.setup, signal) };
-}
+/** A same-or-different step's comparison and its verdict (api.js postStepCompare): one request when float32 decides. */
+const fetchCompare = (ctx, signal) => postStepCompare(ctx.step.id, ctx.setup, signal);
 
 /** The comparison and the verdict of a step whose verdict does not read the comparison: both asked at once. */
 const fetchCompareBeside = withVerdict((ctx, signal) => postCompare(compareBody(ctx.setup), signal));
@@ -74,8 +66,8 @@ function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
     judge(data, ctx) {
       const v = data.verdict;
       const f = v.figures;
-      // A gap far above float32's own error is decided without a float64 rerun: no gap64 then (api: figures).
-      const key = v.difference === "rounding" ? "gap_rounding" : f.gap64 === undefined ? "gap_real32" : "gap_real";
+      // A gap far above float32's own error is decided without a float64 rerun (decided_by, api: figures).
+      const key = v.difference === "rounding" ? "gap_rounding" : v.decided_by === "float32" ? "gap_real32" : "gap_real";
       const numbers = v.difference
         ? tr(key, { gap: sci(f.gap), gap64: sci(f.gap64), limit: sci(f.rounding_limit), limit32: sci(f.float32_limit) })
         : "";

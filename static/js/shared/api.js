@@ -64,6 +64,11 @@ async function postJson(url, body, signal) {
     body: JSON.stringify(body),
     signal,
   });
+  return answered(response);
+}
+
+/** The response's JSON, or an ApiError with its detail split by request field. */
+async function answered(response) {
   const data = await readJson(response);
   if (!response.ok) {
     const { fields, general } = splitDetail(data?.detail);
@@ -80,16 +85,33 @@ export function postCompare(body, signal) {
  * /api/compare's answer and the server's verdict on it (whether each gap is rounding): {answer, verdict}, as soon as
  * the answer is in, with `verdict` a promise. The answer carries the verdict when float32 decided every gap, as it
  * does for lines that differ: a keystroke is then one request. Otherwise (answer.verdict null) the verdict is asked
- * of POST /api/compare/verdict once the answer is in: the browser sends it on the connection the answer came by, to
- * the server worker that keeps that answer's float32 pass, which reruns in float64 only the gaps float32 cannot
- * decide. The maps need only the answer; the sentences that read the verdict wait for it (main.js), so that a
- * sentence never describes other numbers than the charts.
+ * by the answer's comparison_id once the answer is in: the browser sends it on the connection the answer came by, to
+ * the server worker that keeps that comparison's float32 pass, which reruns in float64 only the gaps float32 cannot
+ * decide. A worker that does not keep it (404) is sent the body instead. The maps need only the answer; the
+ * sentences that read the verdict wait for it (main.js), so that a sentence never describes other numbers than the
+ * charts.
  */
 export async function postCompareJudged(body, signal) {
   const answer = await postJson("/api/compare", body, signal);
-  const verdict = answer.verdict ? Promise.resolve(answer.verdict) : postJson("/api/compare/verdict", body, signal);
+  const verdict = answer.verdict ? Promise.resolve(answer.verdict)
+    : byId(`/api/compare/${answer.comparison_id}/verdict`, () => postJson("/api/compare/verdict", body, signal), signal);
   verdict.catch(() => {}); // its reader shows a failure; nobody reads the verdict of an answer already replaced
   return { answer, verdict };
+}
+
+/** GET url, a verdict on a comparison by its id; byBody() when the worker does not keep that comparison (404). */
+async function byId(url, byBody, signal) {
+  try {
+    return await getJson(url, signal);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return byBody();
+    throw error;
+  }
+}
+
+async function getJson(url, signal) {
+  const response = await fetch(url, { signal, headers: { Accept: "application/json" } });
+  return answered(response);
 }
 
 /** The typed line with every head on and with the heads in body.off turned off (POST /api/ablate). */
@@ -109,6 +131,23 @@ export function postRelative(body, signal) {
  */
 export function postVerdict(stepId, setup, signal) {
   return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, verdictBody(setup), signal);
+}
+
+/**
+ * A same-or-different step's comparison on the setup on screen and the step's verdict on it: {...answer, verdict}.
+ * The page sends the setup as the verdict's body (verdictBody); the server builds the comparison from it
+ * (POST /api/lesson/{step}/compare), so no comparison request is built here. The answer carries the step's verdict
+ * when float32 decides it, as it does for lines that are not a reordering: a keystroke is then one request.
+ * Otherwise (step_verdict null) the verdict is asked by the answer's comparison_id once the comparison is in: it goes
+ * by the same connection to the server worker that keeps the comparison's float32 pass, and runs only the float64
+ * rerun; a worker that does not keep it (404) is sent the setup instead.
+ */
+export async function postStepCompare(stepId, setup, signal) {
+  const step = encodeURIComponent(stepId);
+  const answer = await postJson(`/api/lesson/${step}/compare`, verdictBody(setup), signal);
+  const verdict = answer.step_verdict
+    ?? await byId(`/api/lesson/${step}/verdict/${answer.comparison_id}`, () => postVerdict(stepId, setup, signal), signal);
+  return { ...answer, verdict };
 }
 
 /** The verdict's request body for a setup ({} without one: the step's own); a class's reveal sends the same. */
