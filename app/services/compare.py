@@ -16,6 +16,7 @@ import torch
 from app.errors import InputError
 from app.schemas.compare import CompareRequest
 from app.services.alignment import alignment
+from app.services.batch_shape import MAX_POSITIONS, MAX_ROWS, MIN_ROWS, fill_rows
 from app.services.gaps import GapFacts, gap_facts
 from app.services.model_choice import choose_model
 from app.services.registry import ModelRegistry
@@ -31,12 +32,6 @@ from model.experiments import (
 
 TOP_K = 5
 WITH, WITHOUT = True, False
-# On this CPU torch, a row's numbers depend on the batch's shape at rounding level (~5e-6): the
-# matmul kernels change below about 6 rows (the output head, one position per row) and below 16
-# positions in all (the blocks). From 8 rows and 16 positions up to 128 rows they agree bitwise,
-# so every batch is filled up to there, alone or not, and no answer depends on its neighbours.
-MIN_ROWS, MIN_POSITIONS = 8, 16
-MAX_ROWS, MAX_POSITIONS = 128, 2048  # a batch's bounds: rows, and rows x padded length
 # Requests whose answers are built together hold all their traces at once; their attention maps grow
 # as T^2, so a group's sum of T^2 is bounded (32 requests of 64 characters; a 512-character one alone).
 MAX_GROUP_CELLS = 32 * 64 * 64
@@ -258,12 +253,6 @@ def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[d
                        [s.numpy() for s in (trace.embedding, *trace.residual)])
     for r, (ids, j, i, flag) in enumerate(rows):
         runs[j][i, flag] = LineRun(out, r, len(ids))
-
-
-def fill_rows(rows: list, T: int) -> list:
-    """rows followed by copies of the last one up to at least MIN_ROWS rows and MIN_POSITIONS positions in
-    all: the batch shape from which answers no longer depend on what shares their batch (MIN_ROWS says why)."""
-    return rows + rows[-1:] * (max(MIN_ROWS, -(-MIN_POSITIONS // T)) - len(rows))
 
 
 def check_length(field: str, ids: list[int], cfg) -> None:

@@ -52,7 +52,7 @@ from app.services.gaps import (
 from app.services.model_choice import choose_model
 from app.services.registry import ModelRegistry
 from app.services.step_judges import JUDGES, STEP_BY_ID, step_model
-from app.services.twins import Line64, LineKey, lines64
+from app.services.twins import Line64, LineKey
 
 # Steps that ask whether the last position's output changes between line A and line B: the choice
 # ids meaning "the gap is rounding" and "the gap is real".
@@ -360,7 +360,7 @@ def judging(item: CompareItem | StepItem, registry: ModelRegistry) -> CompareJud
 
 def judge_many(items: list, registry: ModelRegistry) -> list[dict | InputError]:
     """Each item's verdict, or the InputError that names its bad field. The float32 passes that no GapFacts
-    answered run together (run_many), then the float64 reruns of single lines (twins.lines64, which keeps them):
+    answered run together (run_many), then the float64 reruns of single lines (registry.twins, which keeps them):
     the rows of every item that share a model run as one batch, and a verdict is the same in any batch (the
     fill rule)."""
     answers, work = planned(items, lambda item: judging(item, registry))
@@ -371,7 +371,7 @@ def judge_many(items: list, registry: ModelRegistry) -> list[dict | InputError]:
             for (_, w), js in zip(group, jobs):
                 w.measured([next(runs) for _ in js])
             keys = [w.lines64() for _, w in group]
-            lines = iter(lines64([key for ks in keys for key in ks]))
+            lines = iter(registry.twins.lines64([key for ks in keys for key in ks]))
             for (i, w), ks in zip(group, keys):
                 answers[i] = w.answer([next(lines) for _ in ks], registry)
     return answers

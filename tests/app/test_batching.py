@@ -15,7 +15,8 @@ from app.pipeline.batcher import Batcher
 from app.pipeline.encoding import encode
 from app.schemas.compare import CompareRequest
 from app.services import compare as compare_service
-from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, batch_key, compare_many, run_many
+from app.services.batch_shape import MAX_ROWS, MIN_POSITIONS, MIN_ROWS
+from app.services.compare import batch_key, compare_many, run_many
 from app.services.comparison import comparisons
 from app.settings import Settings
 from model import GPT
