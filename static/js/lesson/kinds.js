@@ -8,7 +8,7 @@
 // text or "". ctx = {step, setup, options}.
 
 import { offLabel } from "../explorer/ablation.js";
-import { getShipped, postAblate, postCompare, postRelative, postStepCompare, postVerdict } from "../shared/api.js";
+import { getShipped, postAblate, postCompare, postRelative, postStepCompare, postVerdict, request } from "../shared/api.js";
 import { compareBody } from "../explorer/controls.js";
 import { el } from "../shared/dom.js";
 import { grouped, labelled, num, sentences, tr } from "../shared/i18n.js";
@@ -483,11 +483,7 @@ const length = {
 };
 
 const split = {
-  fetch: withVerdict(async (ctx, signal) => {
-    const response = await fetch("/api/head-split?n_embd=32&n_head=4&length=5", { signal, headers: { Accept: "application/json" } });
-    if (!response.ok) throw new Error(`/api/head-split: HTTP ${response.status}`);
-    return response.json();
-  }),
+  fetch: withVerdict((ctx, signal) => request("/api/head-split", { query: { n_embd: 32, n_head: 4, length: 5 }, signal })),
   judge(data) {
     const f = data.verdict.figures;
     const text = tr("split_verdict", { qkv1: grouped(f.qkv1), proj1: grouped(f.proj1), qkv4: grouped(f.qkv4), proj4: grouped(f.proj4) });

@@ -23,11 +23,37 @@ export class ApiError extends Error {
   }
 }
 
-/** The request fields an error can be tied to: those with a control, and the distance (a control on the lesson
- * page only). Any other field's error is a general one. */
-const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance"]);
+/** The request fields an error can be tied to: those with a control, the distance (a control on the lesson page
+ * only) and the training step (the explorer's step control). Any other field's error is a general one. */
+const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance", "step"]);
 
-function splitDetail(detail) {
+/**
+ * Every page's request to the JSON API: GET url (with `query`, its null values left out) or, with a `body`, POST it
+ * as JSON. The answer's JSON, or an ApiError (apiError) when the server refuses or fails.
+ */
+export async function request(url, { body, query, signal } = {}) {
+  const given = query && Object.entries(query).filter(([, value]) => value !== null && value !== undefined);
+  const search = given ? `?${new URLSearchParams(given)}` : "";
+  const post = body !== undefined;
+  const response = await fetch(url + search, {
+    method: post ? "POST" : "GET",
+    headers: post ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" },
+    body: post ? JSON.stringify(body) : undefined,
+    signal,
+  });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null; // not JSON: a proxy's page, or no body
+  }
+  if (!response.ok) throw apiError(response, data?.detail);
+  return data;
+}
+
+/** The one error parser: the detail's items tied to a request field (REQUEST_FIELDS) and the rest, or the status's
+ * text when the answer has no detail. */
+function apiError(response, detail) {
   const fields = [];
   const general = [];
   if (Array.isArray(detail)) {
@@ -40,41 +66,16 @@ function splitDetail(detail) {
   } else if (detail !== undefined && detail !== null) {
     general.push({ msg: String(detail) });
   }
-  return { fields, general };
+  if (!fields.length && !general.length) general.push({ msg: response.statusText });
+  return new ApiError(response.status, fields, general);
 }
 
-async function readJson(response) {
-  try {
-    return await response.json();
-  } catch {
-    return null;
-  }
+export function getOptions(signal) {
+  return request("/api/options", { signal });
 }
 
-export async function getOptions(signal) {
-  const response = await fetch("/api/options", { signal, headers: { Accept: "application/json" } });
-  if (!response.ok) throw new ApiError(response.status, [], [{ msg: response.statusText }]);
-  return response.json();
-}
-
-async function postJson(url, body, signal) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  return answered(response);
-}
-
-/** The response's JSON, or an ApiError with its detail split by request field. */
-async function answered(response) {
-  const data = await readJson(response);
-  if (!response.ok) {
-    const { fields, general } = splitDetail(data?.detail);
-    throw new ApiError(response.status, fields, general);
-  }
-  return data;
+function postJson(url, body, signal) {
+  return request(url, { body, signal });
 }
 
 export function postCompare(body, signal) {
@@ -102,17 +103,13 @@ export async function postCompareJudged(body, signal) {
 /** GET url, a verdict on a comparison by its id; byBody() when the worker does not keep that comparison (404). */
 async function byId(url, byBody, signal) {
   try {
-    return await getJson(url, signal);
+    return await request(url, { signal });
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return byBody();
     throw error;
   }
 }
 
-async function getJson(url, signal) {
-  const response = await fetch(url, { signal, headers: { Accept: "application/json" } });
-  return answered(response);
-}
 
 /** The typed line with every head on and with the heads in body.off turned off (POST /api/ablate). */
 export function postAblate(body, signal) {
@@ -165,12 +162,9 @@ const shipped = new Map();
 /** GET /api/{name} once per page (e.g. "heads", "positions", "training", "length"); a failed fetch may be retried. */
 export function getShipped(name) {
   if (!shipped.has(name)) {
-    const request = fetch(`/api/${name}`, { headers: { Accept: "application/json" } }).then(async (response) => {
-      if (!response.ok) throw new ApiError(response.status, [], [{ msg: response.statusText }]);
-      return response.json();
-    });
-    request.catch(() => shipped.delete(name));
-    shipped.set(name, request);
+    const asked = request(`/api/${name}`);
+    asked.catch(() => shipped.delete(name));
+    shipped.set(name, asked);
   }
   return shipped.get(name);
 }
