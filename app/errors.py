@@ -4,13 +4,15 @@ turns it into a 422 whose detail has the same shape as pydantic's; ClassError ca
 
 class InputError(ValueError):
     """type and ctx are machine-readable, as pydantic's: a page words the error in its own language
-    from them, and the English message is for people reading the JSON."""
+    from them, and the English message is for people reading the JSON. status: 422, or 404 for an id that names
+    nothing kept (a comparison_id)."""
 
     def __init__(self, field: str, message: str, type: str = "value_error", ctx: dict | None = None,
-                 location: str = "body"):
+                 location: str = "body", status: int = 422):
         super().__init__(message)
         self.field = field
-        self.location = location  # "body", or "query" for a GET's parameter
+        self.status = status
+        self.location = location  # "body", "query" for a GET's parameter, or "path"
         self.message = message
         self.type = type
         self.ctx = ctx

@@ -28,7 +28,7 @@ from app.server.middleware import GuardMiddleware
 from app.services.class_events import Broadcaster
 from app.services.classes import Classes
 from app.services.compare import batch_key
-from app.services.judged_compare import compare_judged, encoded
+from app.services.comparison import comparisons
 from app.services.rate_limits import ClassLimits
 from app.services.registry import ModelRegistry
 from app.services.vendor import load_plotly
@@ -56,9 +56,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.plotly = load_plotly()
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
         registry = app.state.registry
-        app.state.batcher = Batcher(lambda reqs: compare_judged(reqs, registry), app.state.cache.limiter,
-                                    settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key,
-                                    encode=encoded)
+        app.state.batcher = Batcher(lambda reqs: comparisons(reqs, registry), app.state.cache.limiter,
+                                    settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key)
         verdicts = Batcher(lambda items: judge_many(items, registry), app.state.cache.limiter,
                            settings.batch_size, settings.batch_wait_ms / 1000, key=lambda item: item.key)
         app.state.verdicts = VerdictPath(app.state.cache, registry, verdicts)
@@ -115,7 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InputError)
     async def input_error(request: Request, exc: InputError):
-        return JSONResponse({"detail": exc.detail()}, status_code=422)
+        return JSONResponse({"detail": exc.detail()}, status_code=exc.status)
 
     @app.exception_handler(ClassError)
     async def class_error(request: Request, exc: ClassError):

@@ -54,12 +54,14 @@ end
 
 
 # A keystroke against a comparison. wrk runs one connection per thread here (-t = -c), so each thread's Lua state
-# is one client's. Modes: "alone" sends the comparison only (the lesson's without lesson_step); "page" sends a
-# keystroke as the pages do: /api/compare, then, on the same connection, the verdict when the answer did not carry
-# it (the explorer: answer.verdict null; the lesson, whose comparison names its step: answer.step_verdict null);
-# "pair" asks the verdict route after every comparison, as an API caller may. Lines: "fresh" are two new lines of
-# 7 characters each time; "typing" keeps line A and types line B, one new character a keystroke, 1 to 7 characters
-# long. Each thread counts its answered comparisons (keystrokes), which done() prints.
+# is one client's. Modes: "alone" sends the comparison only (the lesson's as /api/compare, without lesson_step);
+# "page" sends a keystroke as the pages do: the comparison (the explorer's /api/compare, the lesson's
+# /api/lesson/order/compare with the verdict's body), then, on the same connection, the verdict by the answer's
+# comparison_id when the answer did not carry it (the explorer: answer.verdict null; the lesson: answer.step_verdict
+# null); "pair" sends the comparison as "page" does, then the verdict route on the body, as an API caller may.
+# Lines: "fresh" are two new lines of 7 characters each time; "typing" keeps line A and types line B, one new
+# character a keystroke, 1 to 7 characters long. Each thread counts its answered comparisons (keystrokes), which
+# done() prints.
 KEYSTROKE_LUA = r"""
 local text = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡"
   .. "春眠不觉晓处闻啼鸟夜来风雨声花落知多少"
@@ -82,27 +84,31 @@ end
 local a, typed = "白日依山尽", ""
 local function compare_body()
   if page == "lesson" then
-    local step = mode == "alone" and "" or ',"lesson_step":"order"'
     return string.format(
-      '{"line_a":"%%s","line_b":"%%s","position":"none","weights":"random","n_head":4,"n_layer":1%%s}', a, typed, step)
+      '{"line_a":"%%s","line_b":"%%s","position":"none","weights":"random","n_head":4,"n_layer":1}', a, typed)
   end
   return string.format('{"line_a":"%%s","line_b":"%%s","position":"learned","weights":"trained"}', a, typed)
 end
-local function verdict()
-  if page == "lesson" then
-    return "/api/lesson/order/verdict", string.format(
-      '{"a":"%%s","b":"%%s","position":"none","weights":"random","causal":true,"n_layer":1,"n_head":4}', a, typed)
-  end
-  return "/api/compare/verdict", compare_body()
+local function step_body()
+  return string.format('{"line_a":"%%s","line_b":"%%s","position":"none","weights":"random","causal":true,'
+    .. '"n_layer":1,"n_head":4}', a, typed)
 end
-wrk.method = "POST"
+local comparison_id = nil
+local function verdict()
+  if mode == "page" then  -- by the answer's comparison_id
+    if page == "lesson" then return "GET", "/api/lesson/order/verdict/" .. comparison_id, nil end
+    return "GET", "/api/compare/" .. comparison_id .. "/verdict", nil
+  end
+  if page == "lesson" then return "POST", "/api/lesson/order/verdict", step_body() end
+  return "POST", "/api/compare/verdict", compare_body()
+end
 wrk.headers["Content-Type"] = "application/json"
 local verdict_next, compared = false, false
 request = function()
   if verdict_next then
     verdict_next = false
-    local path, body = verdict()
-    return wrk.format(nil, path, nil, body)
+    local method, path, body = verdict()
+    return wrk.format(method, path, nil, body)
   end
   if lines == "fresh" then
     a, typed = pick(7), pick(7)
@@ -110,14 +116,18 @@ request = function()
     typed = (#typed >= 21) and chars[math.random(#chars)] or typed .. chars[math.random(#chars)]
   end
   compared = true
-  return wrk.format(nil, "/api/compare", nil, compare_body())
+  if page == "lesson" and mode ~= "alone" then
+    return wrk.format("POST", "/api/lesson/order/compare", nil, step_body())
+  end
+  return wrk.format("POST", "/api/compare", nil, compare_body())
 end
 -- Comparisons are counted as wrk counts requests, when answered: those still out at the end count in neither.
 response = function(status, headers, body)
   if compared then
     compares = compares + 1
+    comparison_id = body:match('"comparison_id":"(%%x+)"')
     local carried = page == "lesson" and '"step_verdict":null' or '"verdict":null'
-    verdict_next = mode == "pair" or (mode == "page" and body:find(carried, 1, true) ~= nil)
+    verdict_next = mode == "pair" or (mode == "page" and comparison_id ~= nil and body:find(carried, 1, true) ~= nil)
   end
   compared = false
 end

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from anyio import CapacityLimiter, to_thread
 
-from app.pipeline.encoding import encode
+from app.pipeline.encoding import Encoded, encode
 
 
 class Batcher:
@@ -22,9 +22,8 @@ class Batcher:
     items of other keys would share no model pass with it, and would only delay its answers."""
 
     def __init__(self, run_many: Callable[[list], list], limiter: CapacityLimiter, max_size: int, max_wait: float,
-                 key: Callable[[object], object] = lambda item: None, encode: Callable[[object], object] = encode):
+                 key: Callable[[object], object] = lambda item: None):
         self.run_many = run_many
-        self.encode = encode  # an answer -> what submit returns: its JSON bytes, or an Encoded with its facts
         self.limiter = limiter
         self.max_size = max(1, max_size)
         self.max_wait = max_wait
@@ -34,7 +33,8 @@ class Batcher:
         self._drain_task: asyncio.Task | None = None
 
     async def submit(self, item) -> object:
-        """item's answer encoded (self.encode), or the exception raised for it."""
+        """item's answer encoded (its JSON bytes, or the Encoded run_many made, such as a Comparison), or the
+        exception raised for it."""
         future = asyncio.get_running_loop().create_future()
         self._queue.append((item, future))
         if self._drain_task is None:
@@ -73,4 +73,4 @@ class Batcher:
         return batch
 
     def _encoded(self, items: list) -> list:
-        return [a if isinstance(a, Exception) else self.encode(a) for a in self.run_many(items)]
+        return [a if isinstance(a, (Exception, Encoded)) else encode(a) for a in self.run_many(items)]

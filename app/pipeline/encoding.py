@@ -29,14 +29,10 @@ class Encoded:
     costs more than the rest of a cached answer's request (docs/benchmarks.md). Used from the event
     loop only."""
 
-    __slots__ = ("json", "facts", "_gzip")
+    __slots__ = ("json", "_gzip")
 
-    def __init__(self, json: bytes, facts: object = None):
+    def __init__(self, json: bytes):
         self.json = json
-        # What the computation measured besides its JSON, for another route on the same request: /api/compare's
-        # Measured (its GapFacts and the verdicts made from them), which the verdict routes read instead of running
-        # the model again.
-        self.facts = facts
         # The gzip form, or for a large body the task making it in a thread: the requests that share this
         # answer (a class pressing the same step at once) then wait for one compression.
         self._gzip: bytes | asyncio.Future | None = None

@@ -9,6 +9,7 @@ threads of this one limiter, alone (answer) or batched (app.pipeline.batcher). M
 and the cores, and starve the event loop; the rest wait on the loop, which costs nothing."""
 
 import asyncio
+import hashlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 
@@ -46,12 +47,12 @@ class ResponseCache:
         limiter (answer, a batcher)."""
         return await self._answer(route, req, produce)
 
-    async def peek(self, route: str, req: BaseModel) -> Encoded | None:
-        """The answer kept or being computed for this request, without computing it: None when there is none,
-        or when the one being computed fails (its own request reports that)."""
+    async def kept(self, route: str, answer_id: str) -> Encoded | None:
+        """The answer kept or being computed for the request of this id (request_id), without computing it: None
+        when there is none, or when the one being computed fails (its own request reports that)."""
         if not self.size:
             return None
-        key = f"{route} {req.model_dump_json()}"
+        key = f"{route} {answer_id}"
         answer = self._items.get(key)
         if answer is not None or key not in self._in_flight:
             return answer
@@ -67,8 +68,7 @@ class ResponseCache:
                       ) -> Encoded:
         if not self.size:
             return _encoded(await produce())
-        # model_dump_json writes every field, defaults included: {} and the explicit defaults share a key.
-        key = f"{route} {req.model_dump_json()}"
+        key = f"{route} {request_id(req)}"
         answer = self._items.get(key)
         if answer is not None:
             self._items.move_to_end(key)
@@ -96,6 +96,13 @@ class ResponseCache:
         self._bytes += len(answer.json)
         while len(self._items) > self.size or self._bytes > self.max_bytes:
             self._bytes -= len(self._items.popitem(last=False)[1].json)
+
+
+def request_id(req: BaseModel) -> str:
+    """A request's id: a digest of its JSON as model_dump_json writes it, every field, defaults included, so that {}
+    and the explicit defaults share it. The same in every worker; what the cache keeps the answer under, and how a
+    later request names it (a comparison's comparison_id)."""
+    return hashlib.blake2b(req.model_dump_json().encode(), digest_size=16).hexdigest()
 
 
 def _encoded(answer: bytes | Encoded) -> Encoded:

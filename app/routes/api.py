@@ -2,7 +2,7 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 
 from app.deps import Cache, Registry, compare_path, verdict_path
 from app.pipeline.responses import JSONBytes, NumpyJSONResponse, encoded_json
@@ -32,6 +32,8 @@ from app.services.rope import rope_table
 from app.services.snapshots import heads_at, similarity_at, timeline
 
 router = APIRouter(prefix="/api", tags=["api"], responses=ERROR_RESPONSES)
+ComparisonId = Annotated[str, Path(pattern="^[0-9a-f]{32}$", description="`comparison_id` of /api/compare's answer "
+                                   "(or of /api/lesson/{step}/compare's): 32 hexadecimal digits.")]
 
 
 @router.post("/compare", response_model=CompareWithVerdict, response_class=JSONBytes)
@@ -52,6 +54,15 @@ async def post_compare_verdict(req: CompareRequest, request: Request):
     the same weights run again in float64 decide the rest. Asked after /compare on the same body, it reads
     that comparison's float32 pass instead of running it again."""
     answer = await verdict_path(request).compare(with_model(req, request.app.state.registry))
+    return await encoded_json(answer, request.headers)
+
+
+@router.get("/compare/{comparison_id}/verdict", response_model=CompareVerdict, response_class=JSONBytes)
+async def get_compare_verdict(comparison_id: ComparisonId, request: Request):
+    """POST /compare/verdict's answer on the comparison /compare made and answered with this `comparison_id`,
+    without sending its body again: the same answer as on that body. 404 when this worker keeps no such comparison
+    (never made, or gone from its cache): send the body to POST /compare/verdict."""
+    answer = await verdict_path(request).compare_by_id(comparison_id)
     return await encoded_json(answer, request.headers)
 
 

@@ -6,12 +6,14 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from starlette.datastructures import QueryParams
 
-from app.deps import Plotly, Registry, static_dir, templates, verdict_path
-from app.domain.lesson_steps import STEPS
+from app.deps import Plotly, Registry, compare_path, static_dir, templates, verdict_path
+from app.domain.lesson_steps import GAP_STEPS, STEPS
 from app.pipeline.responses import JSONBytes, encoded_json
+from app.routes.api import ComparisonId
 from app.schemas.compare import ERROR_RESPONSES, HeadSplit
 from app.schemas.lesson import HeadSplitQuery, LessonSteps
-from app.schemas.verdicts import Verdict, VerdictRequest
+from app.schemas.verdicts import CompareWithVerdict, Verdict, VerdictRequest
+from app.services.comparison import step_comparison
 from app.services.i18n import LANGS, lang_notices, negotiate, texts
 from app.services.lesson import lesson_texts, qr_svg
 from app.services.link_codec import explorer_link, lang_repeats, lesson_link, one_lang
@@ -23,6 +25,8 @@ from model.experiments import head_split
 router = APIRouter()
 StepNumber = Annotated[int, Query(ge=1, le=len(STEPS), description="1-based step number.")]
 StepId = Annotated[Literal[JUDGED_STEPS], Path(description="The step's id, as in GET /api/lesson.")]
+GapStepId = Annotated[Literal[tuple(GAP_STEPS)], Path(description="A same-or-different step's id (order, leak, pair, "
+                                                       "posemb, nomask, ex1), as in GET /api/lesson.")]
 
 
 @router.get("/lesson", response_class=HTMLResponse, include_in_schema=False)
@@ -75,6 +79,28 @@ async def post_verdict(step_id: StepId, req: VerdictRequest, request: Request):
     of the step's choice ids, a reason id, and the figures it was decided on. A gap is rounding when the same
     weights, run again in float64, leave a gap below 1e-9 of the largest |logit|."""
     answer = await verdict_path(request).step(step_id, req)
+    return await encoded_json(answer, request.headers)
+
+
+@router.post("/api/lesson/{step_id}/compare", response_model=CompareWithVerdict, response_class=JSONBytes,
+             tags=["api"], responses=ERROR_RESPONSES)
+async def post_step_compare(step_id: GapStepId, req: VerdictRequest, request: Request):
+    """POST /api/compare on a same-or-different step's setup, changed by the fields given: the same body as
+    POST /api/lesson/{step_id}/verdict, from which the server builds the comparison (with `lesson_step`), so a page
+    never builds it. Its answer carries the step's verdict (`step_verdict`) whenever float32 decides it, else
+    `comparison_id` for GET /api/lesson/{step_id}/verdict/{comparison_id}. What the lesson page sends per keystroke."""
+    cache, batcher = compare_path(request)
+    answer = await cache.answer_batched("compare", step_comparison(step_id, req), batcher)
+    return await encoded_json(answer, request.headers)
+
+
+@router.get("/api/lesson/{step_id}/verdict/{comparison_id}", response_model=Verdict, response_class=JSONBytes,
+            tags=["api"], responses=ERROR_RESPONSES)
+async def get_verdict(step_id: StepId, comparison_id: ComparisonId, request: Request):
+    """POST /api/lesson/{step_id}/verdict's answer on the setup of the comparison with this `comparison_id`, which
+    names this step (`lesson_step`) and is the one the step's setup makes: the same answer as on that setup's body.
+    404 when this worker keeps no such comparison; 422 when it is another setup's."""
+    answer = await verdict_path(request).step_by_id(step_id, comparison_id)
     return await encoded_json(answer, request.headers)
 
 

@@ -71,6 +71,9 @@ class Verdict(BaseModel):
     aligned: Literal["rounding", "real"] | None = Field(description="When line B is a reordering of line A: whether "
                                                       "layer 1's last-row attention, aligned by character, differs by "
                                                       "more than rounding (float64 rerun, limit 1e-9); else null.")
+    decided_by: Literal["float32", "float64"] | None = Field(
+        description="The same/different steps: float32 when its gap alone decided (over float32_limit: no rerun, "
+        "no gap64 in figures), float64 when the float64 rerun did; null for the other steps, which judge no gap.")
     ties: list[list[str]] = Field(description="Pairs of results closer than their noise (exercises 2 and 3).")
     setup_is_lessons: bool = Field(description="Whether the setup is the step's own, the one the lesson printed "
                                    "its figure for.")
@@ -79,6 +82,7 @@ class Verdict(BaseModel):
 
 
 Judged = Literal["rounding", "real"]
+DecidedBy = Literal["float32", "float64"]
 
 
 class GapJudged(BaseModel):
@@ -89,6 +93,7 @@ class GapJudged(BaseModel):
     rounding_limit: float = Field(description="1e-9 of the largest |logit| (of the float64 rerun when there is one): "
                                   "under it the gap is rounding.")
     difference: Judged = Field(description="rounding when gap64 < rounding_limit, else real.")
+    decided_by: DecidedBy = Field(description="float32 when its gap alone decided (gap64 null), else float64.")
 
 
 class GapPair(BaseModel):
@@ -106,6 +111,7 @@ class AlignedJudged(BaseModel):
     gap64: float | None = Field(description="The same in the float64 rerun; null when float32 decided alone "
                                 "(gap over 1e-4).")
     difference: Judged = Field(description="rounding when gap64 < 1e-9 (attention weights are at most 1).")
+    decided_by: DecidedBy = Field(description="float32 when its gap alone decided (gap64 null), else float64.")
     reason: Literal["other_end", "blank", "positions", "leak", "other"] = Field(
         description="Why, as an id the page words (attn_verdict_* and attn_why_*): other_end, the lines end on "
         "other ids; blank, the row is rounding; else it differs because of position information (positions), the "
@@ -139,9 +145,15 @@ class CompareVerdict(BaseModel):
     alignment: list[int] | None = Field(description="As /api/compare's: B's position for each of A's, when B is a "
                                         "reordering of A by token id; else null. `aligned` is set exactly then.")
     depth: DepthReasons = Field(description="The depth panel's claims, as ids the page words (depth_verdict_*).")
+    decided_by: DecidedBy = Field(description="float32 when float32 decided every gap (no rerun: what /api/compare "
+                                  "carries), float64 when some gap was rerun in float64.")
 
 
 class CompareWithVerdict(CompareResponse):
+    comparison_id: str = Field(description="This comparison's id, a digest of its request: the verdict routes take "
+                               "it (GET /api/compare/{comparison_id}/verdict, GET /api/lesson/{step}/verdict/"
+                               "{comparison_id}) while this worker keeps the comparison, and read its float32 "
+                               "pass instead of running it again.")
     verdict: CompareVerdict | None = Field(
         description="POST /api/compare/verdict's answer on this body when float32 decides every gap, as it does "
         "for lines that differ: the sentences then need no second request. Null when a gap is too small for "

@@ -10,7 +10,8 @@ import torch
 
 from app.errors import InputError
 from app.schemas.ablation import AblateRequest, head_message
-from app.services.compare import TOP_K, check_length, fill_rows
+from app.services.batch_shape import fill_rows
+from app.services.compare import TOP_K, check_length
 from app.services.model_choice import choose_model
 from app.services.registry import ModelRegistry
 from app.services.snapshots import snapshot_model

@@ -16,6 +16,7 @@ import torch
 from app.errors import InputError
 from app.schemas.compare import CompareRequest
 from app.services.alignment import alignment
+from app.services.batch_shape import MAX_POSITIONS, MAX_ROWS, MIN_ROWS, fill_rows
 from app.services.gaps import GapFacts, gap_facts
 from app.services.model_choice import choose_model
 from app.services.registry import ModelRegistry
@@ -31,12 +32,6 @@ from model.experiments import (
 
 TOP_K = 5
 WITH, WITHOUT = True, False
-# On this CPU torch, a row's numbers depend on the batch's shape at rounding level (~5e-6): the
-# matmul kernels change below about 6 rows (the output head, one position per row) and below 16
-# positions in all (the blocks). From 8 rows and 16 positions up to 128 rows they agree bitwise,
-# so every batch is filled up to there, alone or not, and no answer depends on its neighbours.
-MIN_ROWS, MIN_POSITIONS = 8, 16
-MAX_ROWS, MAX_POSITIONS = 128, 2048  # a batch's bounds: rows, and rows x padded length
 # Requests whose answers are built together hold all their traces at once; their attention maps grow
 # as T^2, so a group's sum of T^2 is bounded (32 requests of 64 characters; a 512-character one alone).
 MAX_GROUP_CELLS = 32 * 64 * 64
@@ -91,14 +86,16 @@ class Plan:
         return list(dict.fromkeys([self.model, *self.depth_models]))  # each model once, in order
 
 
-class Answer(dict):
-    """/api/compare's answer, whose JSON is the dict's (orjson writes a dict subclass as a dict), carrying what
-    its float32 pass measured for the verdict on the same request: `facts`, no part of the JSON."""
+@dataclass(frozen=True)
+class Float32Pass:
+    """One comparison's float32 pass: what /api/compare shows (`answer`, its JSON's fields) and what the verdicts on
+    the same request read from it (`facts`), so that they need no second pass."""
 
+    answer: dict
     facts: GapFacts
 
 
-def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Answer | InputError]:
+def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[Float32Pass | InputError]:
     """Each request's answer, or the InputError that names its bad field. Every model runs once
     for a group of requests (run_many); an answer is bitwise the one the request gets alone."""
     answers, plans = planned(reqs, lambda req: plan_compare(req, registry))
@@ -108,9 +105,10 @@ def compare_many(reqs: list[CompareRequest], registry: ModelRegistry) -> list[An
             for i, plan in group:
                 by_model = {model: next(runs) for model in plan.models}
                 unmasked = next(runs) if _controls(plan) else None
-                answers[i] = Answer(_answer(plan, by_model, registry.tokenizer_for(plan.req.model)))
-                answers[i].facts = gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
-                                             alignment(plan.ids_a, plan.ids_b), unmasked)
+                answers[i] = Float32Pass(
+                    _answer(plan, by_model, registry.tokenizer_for(plan.req.model)),
+                    gap_facts([by_model[m] for m in (plan.model, *plan.depth_models)],
+                              alignment(plan.ids_a, plan.ids_b), unmasked))
     return answers
 
 
@@ -255,12 +253,6 @@ def _run_batch(model: GPT, T: int, causal: bool, rows: list[tuple], runs: list[d
                        [s.numpy() for s in (trace.embedding, *trace.residual)])
     for r, (ids, j, i, flag) in enumerate(rows):
         runs[j][i, flag] = LineRun(out, r, len(ids))
-
-
-def fill_rows(rows: list, T: int) -> list:
-    """rows followed by copies of the last one up to at least MIN_ROWS rows and MIN_POSITIONS positions in
-    all: the batch shape from which answers no longer depend on what shares their batch (MIN_ROWS says why)."""
-    return rows + rows[-1:] * (max(MIN_ROWS, -(-MIN_POSITIONS // T)) - len(rows))
 
 
 def check_length(field: str, ids: list[int], cfg) -> None:

@@ -126,7 +126,8 @@ def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts,
     ((model, flag) -> both lines); None when a rerun it needs is missing. Cheap: no model runs here."""
     ids_a, ids_b = tokenizer.encode(req.line_a), tokenizer.encode(req.line_b)
     same = list(ids_a) == list(ids_b)
-    if any((i, flag) not in reruns for i, flags in rerun_flags(facts, same).items() for flag in flags):
+    wanted = rerun_flags(facts, same)
+    if any((i, flag) not in reruns for i, flags in wanted.items() for flag in flags):
         return None
     order = alignment(ids_a, ids_b)
 
@@ -136,18 +137,20 @@ def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts,
         shown = facts.gaps[i, flag]
         if decided32(shown.gap, shown.scale):
             return {"gap": shown.gap, "gap64": None, "rounding_limit": REL_ROUNDING * shown.scale,
-                    "difference": "real"}
+                    "difference": "real", "decided_by": "float32"}
         a, b = reruns[i, flag]
         judged = gap_of(a.last_logits, b.last_logits)
         return {"gap": shown.gap, "gap64": judged.gap, "rounding_limit": REL_ROUNDING * judged.scale,
-                "difference": decided64(judged.gap, judged.scale)}
+                "difference": decided64(judged.gap, judged.scale), "decided_by": "float64"}
 
     def aligned(flag: bool) -> list[dict]:
         rerun = aligned_of(reruns[0, flag][0].last_rows, reruns[0, flag][1].last_rows, order) \
             if (0, flag) in reruns else None
         blind = not flag or req.position == "none"
-        rows = [{"gap": gap32, "gap64": None, "difference": "real"} if decided32_weights(gap32)
-                else {"gap": gap32, "gap64": rerun[layer], "difference": decided64(rerun[layer])}
+        rows = [{"gap": gap32, "gap64": None, "difference": "real", "decided_by": "float32"}
+                if decided32_weights(gap32)
+                else {"gap": gap32, "gap64": rerun[layer], "difference": decided64(rerun[layer]),
+                      "decided_by": "float64"}
                 for layer, gap32 in enumerate(facts.aligned[flag])]
         return [{**row, "reason": aligned_reason(ids_a, ids_b, row["difference"], blind, layer),
                  "earlier_rows": blind and layer == 1 and len(ids_a) > 2}
@@ -162,4 +165,5 @@ def explorer_verdict(req: CompareRequest, tokenizer, facts: GapFacts,
         "unknown": unknown_chars(tokenizer, req.line_a + req.line_b),
         "alignment": order,
         "depth": depth_reasons(ids_a, ids_b, by_depth, req.causal),
+        "decided_by": "float64" if wanted else "float32",
     }

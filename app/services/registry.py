@@ -7,6 +7,7 @@ from collections import OrderedDict
 from pathlib import Path
 from threading import Lock
 
+from app.services.twins import Twins
 from model import GPT, CharTokenizer, GPTConfig
 from model.assets import checkpoint_path, snapshot_path
 from model.checkpoint import load_checkpoint
@@ -45,6 +46,7 @@ class ModelRegistry:
         self._cache: OrderedDict[tuple, GPT] = OrderedDict()
         self._cache_size = cache_size
         self._lock = Lock()
+        self.twins = Twins()  # the float64 twins of these models and their kept line runs: the verdicts' reruns
 
     @classmethod
     def load(cls, weights_dir: Path, cache_size: int, specs=()) -> "ModelRegistry":
@@ -96,5 +98,5 @@ class ModelRegistry:
         with self._lock:
             self._cache[key] = model
             while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+                self.twins.forget(self._cache.popitem(last=False)[1])
         return model

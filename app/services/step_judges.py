@@ -23,7 +23,6 @@ from app.services.probe import probe, rope_speeds
 from app.services.registry import ModelRegistry
 from app.services.results import exercise_runs
 from app.services.rope import rope_table
-from app.services.twins import float64_twin
 from model import GPT
 from model.experiments import head_split
 from model.heads import previous_character_head
@@ -130,12 +129,13 @@ def _judge_relative(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     spread, flat, figures = {}, {}, {"distance": distance, "starts": len(starts), "last_start": starts[-1]}
     for position in ("rope", "learned", "none"):
         model = choose_model(registry, position, setup["weights"], None, None, 0)
-        scores = pair_scores(float64_twin(model), first, second, starts, distance)[0, 0]  # (starts,)
+        twin = registry.twins.twin(model)
+        scores = pair_scores(twin, first, second, starts, distance)[0, 0]  # (starts,)
         spread[position] = float(scores.max() - scores.min())
         flat[position] = spread[position] < REL_ROUNDING * max(1.0, float(scores.abs().max()))
         figures[f"spread_{position}"] = spread[position]
         if position == "rope":  # pair 0's frequency, and the worked example of why only the distance counts
-            figures.update(rope_worked_example(float64_twin(model), first, second, starts[0], starts[-1], distance))
+            figures.update(rope_worked_example(twin, first, second, starts[0], starts[-1], distance))
     outcome = {(True, True): "both", (True, False): "rope", (False, True): "learned",
                (False, False): "neither"}[flat["rope"], flat["learned"]]
     return {"outcome": outcome, "reason": f"relative_{outcome}", "figures": figures}

@@ -52,7 +52,7 @@ from app.services.gaps import (
 from app.services.model_choice import choose_model
 from app.services.registry import ModelRegistry
 from app.services.step_judges import JUDGES, STEP_BY_ID, step_model
-from app.services.twins import Line64, LineKey, lines64
+from app.services.twins import Line64, LineKey
 
 # Steps that ask whether the last position's output changes between line A and line B: the choice
 # ids meaning "the gap is rounding" and "the gap is real".
@@ -106,6 +106,7 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("ties", [])
     out.setdefault("aligned", None)
     out.setdefault("difference", None)
+    out.setdefault("decided_by", None)
     own = STEP_BY_ID[step_id]["setup"]
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, CHART_ONLY.get(step_id)),
             "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}
@@ -155,9 +156,8 @@ def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, controls: dic
 
 
 def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
-    """The /api/compare request the lesson page sends for this step's setup (compareBody in
-    static/js/explorer/controls.js, with lesson_step), whose GapFacts the verdict reads; None when the setup makes
-    none."""
+    """The comparison this step's setup makes (with lesson_step), the fields given changing it: the one
+    POST /api/lesson/{step}/compare makes, whose GapFacts the verdict reads; None when the setup makes none."""
     setup = _setup(step_id, fields)
     body = {"line_a": setup["a"], "line_b": setup.get("b") or setup["a"], "position": setup["position"],
             "weights": setup["weights"], "causal": setup["causal"], "lesson_step": step_id}
@@ -291,7 +291,7 @@ class StepJudging:
             reason = gap_reason(self.ids_a, self.ids_b, False, controls, config.position, self.causal,
                                 config.n_layer)
             out = {"outcome": different, "reason": reason, "figures": figures, "aligned": None,
-                   "difference": "real"}
+                   "difference": "real", "decided_by": "float32"}
             return _finished(self.step_id, setup, out, registry)
         a, b = (got[LineKey(self.model, ids, self.causal, WITH)] for ids in (self.ids_a, self.ids_b))
         judged = gap_of(a.last_logits, b.last_logits)
@@ -304,12 +304,12 @@ class StepJudging:
         if self.same:
             # Lines that differ only in characters outside the vocabulary are the same line to the model.
             out = {"outcome": None, "reason": "identical" if setup["a"] == setup["b"] else "identical_unknown",
-                   "figures": figures, "aligned": aligned}
+                   "figures": figures, "aligned": aligned, "decided_by": "float64"}
             return _finished(self.step_id, setup, out, registry)
         rounding = decided64(judged.gap, judged.scale) == "rounding"
         reason = gap_reason(self.ids_a, self.ids_b, rounding, controls, config.position, self.causal, config.n_layer)
         out = {"outcome": same if rounding else different, "reason": reason, "figures": figures,
-               "aligned": aligned, "difference": "rounding" if rounding else "real"}
+               "aligned": aligned, "difference": "rounding" if rounding else "real", "decided_by": "float64"}
         return _finished(self.step_id, setup, out, registry)
 
 
@@ -360,7 +360,7 @@ def judging(item: CompareItem | StepItem, registry: ModelRegistry) -> CompareJud
 
 def judge_many(items: list, registry: ModelRegistry) -> list[dict | InputError]:
     """Each item's verdict, or the InputError that names its bad field. The float32 passes that no GapFacts
-    answered run together (run_many), then the float64 reruns of single lines (twins.lines64, which keeps them):
+    answered run together (run_many), then the float64 reruns of single lines (registry.twins, which keeps them):
     the rows of every item that share a model run as one batch, and a verdict is the same in any batch (the
     fill rule)."""
     answers, work = planned(items, lambda item: judging(item, registry))
@@ -371,7 +371,7 @@ def judge_many(items: list, registry: ModelRegistry) -> list[dict | InputError]:
             for (_, w), js in zip(group, jobs):
                 w.measured([next(runs) for _ in js])
             keys = [w.lines64() for _, w in group]
-            lines = iter(lines64([key for ks in keys for key in ks]))
+            lines = iter(registry.twins.lines64([key for ks in keys for key in ks]))
             for (i, w), ks in zip(group, keys):
                 answers[i] = w.answer([next(lines) for _ in ks], registry)
     return answers

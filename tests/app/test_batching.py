@@ -15,8 +15,9 @@ from app.pipeline.batcher import Batcher
 from app.pipeline.encoding import encode
 from app.schemas.compare import CompareRequest
 from app.services import compare as compare_service
-from app.services.compare import MAX_ROWS, MIN_POSITIONS, MIN_ROWS, batch_key, compare_many, run_many
-from app.services.judged_compare import compare_judged
+from app.services.batch_shape import MAX_ROWS, MIN_POSITIONS, MIN_ROWS
+from app.services.compare import batch_key, compare_many, run_many
+from app.services.comparison import comparisons
 from app.settings import Settings
 from model import GPT
 
@@ -26,15 +27,16 @@ def compare(req: CompareRequest, registry) -> dict:
     answer = compare_many([req], registry)[0]
     if isinstance(answer, Exception):
         raise answer
-    return answer
+    return answer.answer
 
 
-def served_alone(req: CompareRequest, registry) -> dict:
-    """What /api/compare answers for one request computed alone: compare's answer and the verdict it carries."""
-    answer = compare_judged([req], registry)[0]
+def served_alone(req: CompareRequest, registry) -> bytes:
+    """What /api/compare answers for one request computed alone: compare's answer, its id and the verdicts it
+    carries."""
+    answer = comparisons([req], registry)[0]
     if isinstance(answer, Exception):
         raise answer
-    return answer
+    return answer.json
 
 
 LONG = "春眠不觉晓处处闻啼鸟夜来风雨声花落知多少" * 10  # 200 characters: batches of this length split sooner
@@ -70,7 +72,7 @@ def one_thread():
 
 
 def answer_bytes(answer):
-    return answer if isinstance(answer, InputError) else encode(answer)
+    return answer if isinstance(answer, InputError) else encode(answer.answer)
 
 
 def alone(req: CompareRequest, registry):
@@ -146,7 +148,7 @@ def test_long_lines_are_answered_in_groups_of_bounded_memory(registry, monkeypat
     answers = compare_many(long_ones + short_ones, registry)
     # 300^2 + 250^2 is over 32 * 64^2, 250^2 + 200^2 (+ 3 x 5^2) is not: the short ones join the second group.
     assert jobs_per_call == [1, 5]
-    assert all(encode(a) == encode(compare(r, registry)) for a, r in zip(answers, long_ones + short_ones))
+    assert all(encode(a.answer) == encode(compare(r, registry)) for a, r in zip(answers, long_ones + short_ones))
 
 
 def test_a_row_is_bitwise_the_same_in_any_batch_from_the_minimum_up(registry):
@@ -247,18 +249,18 @@ def test_concurrent_http_requests_are_batched_and_answered_as_alone(registry):
     assert responses[-1].status_code == 422 and responses[-1].json()["detail"][0]["loc"] == ["body", "line_a"]
     for body, response in zip(bodies[:-1], responses):
         assert response.status_code == 200
-        assert response.content == encode(served_alone(CompareRequest(**body), registry)), body
+        assert response.content == served_alone(CompareRequest(**body), registry), body
 
 
 def test_batch_size_one_runs_each_request_alone(registry, monkeypatch):
     seen = []
-    real = compare_judged
+    real = comparisons
 
     def recording(reqs, registry):
         seen.append(len(reqs))
         return real(reqs, registry)
 
-    monkeypatch.setattr("app.main.compare_judged", recording)
+    monkeypatch.setattr("app.main.comparisons", recording)
     app = create_app(Settings(batch_size=1, response_cache_size=0))
 
     async def burst():
@@ -277,7 +279,7 @@ def test_requests_share_a_batch_only_when_they_share_their_models(registry):
 
     def run_many(reqs):
         calls.append([(r.n_head, r.seed) for r in reqs])
-        return compare_many(reqs, registry)
+        return [made.answer for made in compare_many(reqs, registry)]
 
     async def burst():
         batcher = Batcher(run_many, limiter=None, max_size=8, max_wait=0.002, key=batch_key)

@@ -10,7 +10,6 @@ import torch
 
 from app.pipeline.encoding import encode
 from app.schemas.compare import CompareRequest
-from app.services import twins
 from app.services.alignment import alignment
 from app.services.compare import WITH, WITHOUT, run_many
 from app.services.gaps import (
@@ -22,7 +21,7 @@ from app.services.gaps import (
     gap_of,
     last_gap,
 )
-from app.services.twins import LineKey, lines64
+from app.services.twins import LineKey, Twins
 from app.services.verdicts import compare_verdict, verdict
 from model import GPT
 
@@ -57,7 +56,8 @@ def worst_float32_error(registry, models_, pairs) -> tuple[float, float]:
                 runs = run_many([(model, ids_a, ids_b, causal)])[0]
                 order = alignment(ids_a, ids_b)
                 for flag in (WITH, WITHOUT):
-                    line_a, line_b = lines64([LineKey(model, ids, causal, flag) for ids in (ids_a, ids_b)])
+                    keys = [LineKey(model, ids, causal, flag) for ids in (ids_a, ids_b)]
+                    line_a, line_b = registry.twins.lines64(keys)
                     exact = gap_of(line_a.last_logits, line_b.last_logits)
                     worst = max(worst, abs(last_gap(runs, flag).gap - exact.gap) / exact.scale)
                     if order is not None:
@@ -83,19 +83,17 @@ def test_float32_error_margin_at_every_setup(registry):
     assert worst < FLOAT32_DECIDES / 100 and worst_aligned < FLOAT32_DECIDES_WEIGHTS / 100, (worst, worst_aligned)
 
 
-def test_a_float64_line_is_bitwise_the_same_beside_any_others(registry, monkeypatch):
+def test_a_float64_line_is_bitwise_the_same_beside_any_others(registry):
     tok = registry.tokenizer
     rng = random.Random(0)
     for model in (registry.trained["rope"][0], registry.random("learned", 3, 8, 0)):
         line = tok.encode("白日依山尽")
-        monkeypatch.setattr(twins, "_kept", type(twins._kept)())  # nothing kept: every call runs
-        alone = lines64([LineKey(model, line, True, True)])[0]
+        alone = Twins().lines64([LineKey(model, line, True, True)])[0]  # nothing kept: every call runs
         for crowd in (3, 20, 200):
-            monkeypatch.setattr(twins, "_kept", type(twins._kept)())
             # Lines of 1 to 8 characters: one batch, padded to 8 positions.
             others = [LineKey(model, [rng.randrange(tok.vocab_size) for _ in range(rng.randint(1, 8))], True,
                               rng.random() < 0.5) for _ in range(crowd)]
-            beside = lines64(others[:crowd // 2] + [LineKey(model, line, True, True)] + others[crowd // 2:])
+            beside = Twins().lines64(others[:crowd // 2] + [LineKey(model, line, True, True)] + others[crowd // 2:])
             got = beside[crowd // 2]
             assert np.array_equal(got.last_logits, alone.last_logits)
             assert all(np.array_equal(x, y) for x, y in zip(got.last_rows, alone.last_rows))
@@ -161,7 +159,7 @@ def test_a_rounding_gap_is_rerun_in_float64_only(client, monkeypatch):
     body = {"line_a": "白日依山尽", "line_b": "山依日白尽", "position": "none", "weights": "random", "n_layer": 1,
             "seed": 28}
     answer = client.post("/api/compare", json=body).json()
-    monkeypatch.setattr(twins, "_kept", type(twins._kept)())  # no float64 line kept from another test
+    monkeypatch.setattr(client.app.state.registry, "twins", Twins())  # no float64 line kept from another test
     passes = count_traces(monkeypatch)
     judged = client.post("/api/compare/verdict", json=body).json()
     assert passes and all(dtype == torch.float64 for dtype in passes)
@@ -172,7 +170,7 @@ def test_a_rounding_gap_is_rerun_in_float64_only(client, monkeypatch):
 
 def test_the_lessons_verdict_after_its_comparison_reruns_only_line_b_in_float64(client, monkeypatch):
     setup = {"position": "none", "weights": "random", "n_layer": 1, "n_head": 4}
-    twins._kept.clear()  # no float64 line kept from another test
+    client.app.state.registry.twins = Twins()  # no float64 line kept from another test
     passes = {}
     for b in ("山依日白尽", "日白依山尽", "山依日白尽月"):
         client.post("/api/compare", json={"line_a": "白日依山尽", "line_b": b, "lesson_step": "order", **setup})

@@ -24,7 +24,7 @@ def test_an_internal_error_gives_a_request_id_and_no_trace(monkeypatch, caplog):
     def broken(reqs, registry):
         raise RuntimeError("secret detail from deep inside")
 
-    monkeypatch.setattr(app.main, "compare_judged", broken)  # what the lifespan's batcher calls
+    monkeypatch.setattr(app.main, "comparisons", broken)  # what the lifespan's batcher calls
     with TestClient(create_app(), raise_server_exceptions=False) as c, caplog.at_level(logging.ERROR):
         r = c.post("/api/compare", json={"seed": 12345})
     assert r.status_code == 500

@@ -27,7 +27,7 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-VERDICT_URL = re.compile(r"/api/lesson/([a-z0-9_]+)/verdict$")
+VERDICT_URL = re.compile(r"/api/lesson/([a-z0-9_]+)/(?:verdict|compare)$")  # both take the verdict's body
 SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 SPACES = "\u202f\u00a0 "
 # A number as the page prints it: grouped thousands, a decimal part, an optional power of ten, an optional %.

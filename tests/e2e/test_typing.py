@@ -4,6 +4,7 @@ the lesson. No timing is asserted here: the figures are scripts/bench.py's (docs
 
 import json
 import random
+import re
 import urllib.request
 
 import pytest
@@ -14,6 +15,8 @@ CHARS = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明�
 EXPLORER_MAPS = "#heatmaps .heatmap"
 LESSON_A = '.lesson-chart[data-name="heatmap-A-1"] .lesson-plot'
 LESSON_B = '.lesson-chart[data-name="heatmap-B-1"] .lesson-plot'
+STEP_COMPARE = "/api/lesson/order/compare"  # step 1's comparison, as the lesson sends it
+VERDICT_BY_ID = re.compile(r"/?compare/[0-9a-f]{32}/verdict$")  # the explorer's verdict on its comparison
 
 # Counts each map's draws from now on: Plotly ends every drawing of a plot (react, relayout, resize) with
 # plotly_afterplot. A map that is not in the count afterwards is a new node.
@@ -106,10 +109,10 @@ def test_fast_typing_ends_on_the_answer_for_the_lines_in_the_boxes(page, tools, 
 
 
 def test_the_maps_do_not_wait_for_the_verdict_and_its_sentence_does(page, tools):
-    """The verdict (POST /api/compare/verdict) held back: line B's maps show the new line, while the sentence
-    that reads the verdict is hidden (the one there is the last lines'); it shows once the verdict comes."""
+    """The verdict (GET /api/compare/{comparison_id}/verdict) held back: line B's maps show the new line, while the
+    sentence that reads the verdict is hidden (the one there is the last lines'); it shows once the verdict comes."""
     held = []
-    page.route("**/api/compare/verdict", lambda route: held.append(route))
+    page.route(VERDICT_BY_ID, lambda route: held.append(route))
     base = page.input_value("#line-b")
     assert page.is_visible("#attn-verdict") and page.inner_text("#attn-verdict")
     new = base[1] + base[0] + base[2:]  # still the same characters as line A in another order: a sentence
@@ -120,7 +123,7 @@ def test_the_maps_do_not_wait_for_the_verdict_and_its_sentence_does(page, tools)
     assert held, "the verdict was asked at the same time"
     assert not page.is_visible("#attn-verdict"), "a sentence about the lines before stayed beside the new maps"
     assert page.get_attribute("#results", "aria-busy") == "true"
-    page.unroute("**/api/compare/verdict")
+    page.unroute(VERDICT_BY_ID)
     for route in held:
         route.continue_()
     tools.wait_idle(page)
@@ -129,7 +132,7 @@ def test_the_maps_do_not_wait_for_the_verdict_and_its_sentence_does(page, tools)
 
 def test_lines_that_differ_cost_one_request_and_their_verdict_still_shows(page, tools, server_url):
     """A line B that is not a reordering of A, with another length and an unknown character: float32 decides every
-    gap, so /api/compare's answer carries the verdict and the page asks no /api/compare/verdict (issue 28). The
+    gap, so /api/compare's answer carries the verdict and the page asks no verdict route (issue 28). The
     depth panel's sentence, which waits for the verdict, is drawn all the same, from the verdict the answer carried."""
     asked = []
     page.on("request", lambda r: "/api/compare" in r.url and asked.append(r.url.rsplit("/api/", 1)[1]))
@@ -142,11 +145,12 @@ def test_lines_that_differ_cost_one_request_and_their_verdict_still_shows(page, 
     assert carried == post_json(server_url + "/api/compare/verdict", body)
     assert page.is_visible("#depth-verdict") and page.inner_text("#depth-verdict").strip()
     # A reordering that keeps the last character: without positions, layer 1's aligned last row is the same up to
-    # rounding, which only the float64 rerun tells. The answer carries no verdict and the page asks the route.
+    # rounding, which only the float64 rerun tells. The answer carries no verdict and the page asks the route, by
+    # the comparison's id.
     a = body["line_a"]
     tools.redraw_after(page, lambda: page.fill("#line-b", a[1] + a[0] + a[2:]))
     tools.wait_idle(page)
-    assert asked[-1] == "compare/verdict", asked
+    assert VERDICT_BY_ID.search(asked[-1]), asked
 
 
 # ---- the lesson ---------------------------------------------------------------------------------
@@ -176,13 +180,15 @@ def test_the_lessons_charts_are_drawn_again_in_place(open_page, tools):
 
 
 def test_a_lesson_line_that_is_no_reordering_costs_one_request_and_its_verdict_shows(open_page, tools, server_url):
-    """Step 1 with a line B that is not a reordering of A (another length, an unknown character): the comparison
-    names the step and carries its verdict (step_verdict), so the page asks no /api/lesson/order/verdict (issue 28),
-    and the sentence shown is that verdict's, the one the verdict route gives. A reordering asks the route."""
+    """Step 1 with a line B that is not a reordering of A (another length, an unknown character): the step's
+    comparison (POST /api/lesson/order/compare, the verdict's body) carries its verdict (step_verdict), so the page
+    asks no verdict route (issue 28), and the sentence shown is that verdict's, the one the verdict route gives. A
+    reordering asks the route, by the comparison's id."""
     page, count = open_step_one(open_page, tools)
     asked, sent = [], []
-    page.on("request", lambda r: "/api/" in r.url and r.method == "POST" and asked.append(r.url.rsplit("/api/", 1)[1]))
-    page.on("request", lambda r: r.url.endswith("/api/compare") and sent.append(json.loads(r.post_data)))
+    page.on("request", lambda r: re.search("/api/(lesson/|compare)", r.url)
+            and asked.append(r.url.rsplit("/api/", 1)[1]))
+    page.on("request", lambda r: r.url.endswith(STEP_COMPARE) and sent.append(json.loads(r.post_data)))
     # The first line away from the step's setup also asks the step's own verdict, once: the answer is graded on
     # the setup the question describes (issue 39). Every keystroke after it is one comparison alone.
     page.fill("#line-b", "黄河入海流欲")
@@ -194,13 +200,11 @@ def test_a_lesson_line_that_is_no_reordering_costs_one_request_and_its_verdict_s
     page.fill("#line-b", new)
     count = tools.wait_rendered(page, count)
     tools.wait_idle(page)
-    assert asked and set(asked) == {"compare"}, asked
+    assert asked and set(asked) == {"lesson/order/compare"}, asked
     body = sent[-1]
-    assert body["lesson_step"] == "order" and body["line_b"] == new
-    setup = {"a": body["line_a"], "b": new, "position": body["position"], "weights": body["weights"],
-             "causal": body.get("causal", True), "n_layer": body["n_layer"], "n_head": body["n_head"]}
-    judged = post_json(server_url + "/api/lesson/order/verdict", setup)
-    assert post_json(server_url + "/api/compare", body)["step_verdict"] == judged
+    assert body["line_b"] == new
+    judged = post_json(server_url + "/api/lesson/order/verdict", body)
+    assert post_json(server_url + STEP_COMPARE, body)["step_verdict"] == judged
     assert page.get_attribute("[data-verdict]", "data-outcome") == judged["outcome"] == "different"
     assert float(page.get_attribute("[data-verdict]", "data-value")) == pytest.approx(judged["figures"]["gap"])
     assert "Q" in page.inner_text("[data-verdict]")  # the reason names line B's last character
@@ -209,7 +213,7 @@ def test_a_lesson_line_that_is_no_reordering_costs_one_request_and_its_verdict_s
     page.fill("#line-b", a[1] + a[0] + a[2:])
     tools.wait_rendered(page, count)
     tools.wait_idle(page)
-    assert asked[-1] == "lesson/order/verdict", asked
+    assert re.fullmatch("lesson/order/verdict/[0-9a-f]{32}", asked[-1]), asked
     assert page.get_attribute("[data-verdict]", "data-outcome") == "same"
 
 
@@ -217,7 +221,7 @@ def test_fast_typing_in_the_lesson_ends_on_the_answer_for_the_lines_in_the_boxes
     """The map of line B and the verdict's figure left on screen are the server's for the final setup."""
     page, count = open_step_one(open_page, tools)
     sent = []
-    page.on("request", lambda r: r.url.endswith("/api/compare") and sent.append(json.loads(r.post_data)))
+    page.on("request", lambda r: r.url.endswith(STEP_COMPARE) and sent.append(json.loads(r.post_data)))
     final = type_fast(page, "#line-b", 30, seed=2)
     tools.wait_until(page, f"() => {{ const gd = document.querySelector({json.dumps(LESSON_B)});"
                            f" return gd && gd.data && gd.data[0].x.length === {len(final)}; }}",
@@ -227,11 +231,8 @@ def test_fast_typing_in_the_lesson_ends_on_the_answer_for_the_lines_in_the_boxes
                      message="the lesson stayed busy, or its charts stayed greyed")
     assert len(sent) >= 5, f"the lesson asked {len(sent)} times while the student typed"
     body = next(b for b in reversed(sent) if b["line_b"] == final)
-    fresh = post_json(server_url + "/api/compare", body)
+    fresh = post_json(server_url + STEP_COMPARE, body)
     assert_drawn_pattern(page.evaluate(DRAWN, LESSON_B)[0], fresh["lines"][1]["attention"][0][0], final)
-    # The verdict's body as the lesson sends it (static/js/shared/api.js postVerdict), for the same setup.
-    asked = {"a": body["line_a"], "b": final, "position": body["position"], "weights": body["weights"],
-             "causal": body.get("causal", True)}
-    asked.update({key: body[key] for key in ("n_layer", "n_head") if key in body})
-    verdict = post_json(server_url + "/api/lesson/order/verdict", asked)
+    # The step's comparison takes the verdict's body: the verdict on the same setup.
+    verdict = post_json(server_url + "/api/lesson/order/verdict", body)
     assert float(page.get_attribute("[data-verdict]", "data-value")) == pytest.approx(verdict["figures"]["gap"])

@@ -4,7 +4,7 @@
 // score as a heatmap, fastest pair first, and what stopping a band of pairs costs. Both load when first seen and
 // redraw on a language switch; every number is the server's.
 
-import { ApiError } from "../shared/api.js";
+import { request as apiRequest } from "../shared/api.js";
 import { MODES } from "../shared/constants.js";
 import { $, $$, show } from "../shared/dom.js";
 import { draw, purge } from "../shared/draw.js";
@@ -22,18 +22,7 @@ import { explorerState } from "./state.js";
 
 const UNTRAINED = { color: "#6b7280", dash: "dashdot", symbol: "x" };
 
-async function getJson(path, params, signal) {
-  const query = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== null && v !== undefined));
-  const response = await fetch(`${path}?${query}`, { signal, headers: { Accept: "application/json" } });
-  const data = await response.json().catch(() => null);
-  if (!response.ok) {
-    const detail = Array.isArray(data?.detail) ? data.detail : [];
-    const fields = detail.filter((d) => d.loc?.includes("step"))
-      .map((d) => ({ field: "step", msg: String(d.msg ?? ""), type: d.type, ctx: d.ctx }));
-    throw new ApiError(response.status, fields, [{ msg: response.statusText }]);
-  }
-  return data;
-}
+const getJson = (path, query, signal) => apiRequest(path, { query, signal });
 
 export function probeFigure({ trained, untrained }) {
   // On a phone the untrained line's name leaves out its mode, so the legend stays left of the chart's toolbar.

@@ -3,7 +3,7 @@
 // The steps that ship, and what formed when, come from GET /api/snapshots; the page never decides
 // which steps exist. A weights folder without snapshots ships the last step only: the slider stays hidden.
 
-import { ApiError, getShipped } from "../shared/api.js";
+import { getShipped, request } from "../shared/api.js";
 import { $, $$, show } from "../shared/dom.js";
 import { grouped, tr } from "../shared/i18n.js";
 import { explorerState } from "./state.js";
@@ -109,20 +109,6 @@ export function repaint() {
 }
 
 /** GET /api/{name}?step=N (no step: the shipped models); a 422 keeps its detail, for errors.js to word. */
-export async function getAtStep(name, step, signal) {
-  const url = step === null ? `/api/${name}` : `/api/${name}?step=${encodeURIComponent(step)}`;
-  const response = await fetch(url, { signal, headers: { Accept: "application/json" } });
-  let data = null;
-  try {
-    data = await response.json();
-  } catch {
-    data = null;
-  }
-  if (!response.ok) {
-    const detail = Array.isArray(data?.detail) ? data.detail : [];
-    const fields = detail.filter((d) => Array.isArray(d.loc) && d.loc.includes("step"))
-      .map((d) => ({ field: "step", msg: String(d.msg ?? ""), type: d.type, ctx: d.ctx }));
-    throw new ApiError(response.status, fields, fields.length ? [] : [{ msg: response.statusText }]);
-  }
-  return data;
+export function getAtStep(name, step, signal) {
+  return request(`/api/${name}`, { query: { step }, signal });
 }

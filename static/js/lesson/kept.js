@@ -3,7 +3,7 @@
 // slowest quarter of pairs, which costs more (GET /api/rope/speeds)? The verdict (POST /api/lesson/{step}/verdict)
 // is decided on the same figures the charts draw; this file only words it. A kind as in kinds.js.
 
-import { ApiError, postVerdict } from "../shared/api.js";
+import { postVerdict, request } from "../shared/api.js";
 import { escapePlotly as esc, figure, num, sentences, tr } from "../shared/i18n.js";
 import { COLORS, MUTED, TYPE, baseLayout, lineAxis, narrowScreen, wrapLabel } from "../shared/plots.js";
 import { probeFigure, speedsFigure } from "../explorer/probe.js";
@@ -17,11 +17,7 @@ const fig = (f, name, format) => figure(name, format(f[name]), f[name]);
 /** A share printed as a percentage, keyed as 100 times the figure. */
 const share = (f, name) => figure(`100 * ${name}`, pct(f[name]), 100 * f[name]);
 
-async function getJson(path, params, signal) {
-  const response = await fetch(`${path}?${new URLSearchParams(params)}`, { signal, headers: { Accept: "application/json" } });
-  if (!response.ok) throw new ApiError(response.status, [], [{ msg: response.statusText }]);
-  return response.json();
-}
+const getJson = (path, query, signal) => request(path, { query, signal });
 
 /** The server's outcome, worded (kinds.js's judged). */
 function judged(verdict, text, value) {

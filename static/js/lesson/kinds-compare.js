@@ -1,7 +1,7 @@
 // The kinds of step that compare two lines (POST /api/compare): same or different, the mask's leak, positions
 // added, and the 129th character. A kind as in kinds.js.
 
-import { postCompare, postVerdict } from "../shared/api.js";
+import { postCompare, postStepCompare } from "../shared/api.js";
 import { compareBody } from "../explorer/controls.js";
 import { figure, labelled, num, sentences, tr } from "../shared/i18n.js";
 import { sci, visible } from "../shared/plots.js";
@@ -9,16 +9,8 @@ import { modeLabel } from "../explorer/plots-results.js";
 import { alignedFigure, alignLastRow, gapBarsFigure } from "./figures.js";
 import { chars, fig, heatmapChart, judged, modelLines, py, two, withVerdict } from "./kind-parts.js";
 
-/**
- * A same-or-different step's comparison, which names the step (lesson_step) and carries the step's verdict when float32 decides it, as it
- * does for lines that are not a reordering: a keystroke is then one request. Otherwise (step_verdict null) the
- * verdict is asked once the comparison is in: it goes by the same connection to the server worker that keeps the
- * comparison's float32 pass, and runs only the float64 rerun.
- */
-async function fetchCompare(ctx, signal) {
-  const data = await postCompare({ ...compareBody(ctx.setup), lesson_step: ctx.step.id }, signal);
-  return { ...data, verdict: data.step_verdict ?? await postVerdict(ctx.step.id, ctx.setup, signal) };
-}
+/** A same-or-different step's comparison and its verdict (api.js postStepCompare): one request when float32 decides. */
+const fetchCompare = (ctx, signal) => postStepCompare(ctx.step.id, ctx.setup, signal);
 
 /** Why the gap is what it is, in the words of the server's reason id, quoting the controls it was decided by. */
 function reason(verdict, setup) {
@@ -39,8 +31,8 @@ function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
     judge(data, ctx) {
       const v = data.verdict;
       const f = v.figures;
-      // A gap far above float32's own error is decided without a float64 rerun: no gap64 then (api: figures).
-      const key = v.difference === "rounding" ? "gap_rounding" : f.gap64 === undefined ? "gap_real32" : "gap_real";
+      // A gap far above float32's own error is decided without a float64 rerun (decided_by, api: figures).
+      const key = v.difference === "rounding" ? "gap_rounding" : v.decided_by === "float32" ? "gap_real32" : "gap_real";
       const numbers = v.difference
         ? tr(key, { gap: fig(f, "gap", sci), gap64: fig(f, "gap64", sci), limit: fig(f, "rounding_limit", sci),
           limit32: fig(f, "float32_limit", sci) })

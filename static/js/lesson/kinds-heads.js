@@ -2,7 +2,7 @@
 // off, and the training runs of exercises 2 and 3. A kind as in kinds.js.
 
 import { offLabel } from "../explorer/ablation.js";
-import { getShipped, postAblate, postVerdict } from "../shared/api.js";
+import { getShipped, postAblate, postVerdict, request } from "../shared/api.js";
 import { el } from "../shared/dom.js";
 import { figure, grouped, sentences, tr } from "../shared/i18n.js";
 import { headsLabel, modeLabel, trainingFigure } from "../explorer/plots-results.js";
@@ -13,11 +13,7 @@ import {
 } from "./kind-parts.js";
 
 export const split = {
-  fetch: withVerdict(async (ctx, signal) => {
-    const response = await fetch("/api/head-split?n_embd=32&n_head=4&length=5", { signal, headers: { Accept: "application/json" } });
-    if (!response.ok) throw new Error(`/api/head-split: HTTP ${response.status}`);
-    return response.json();
-  }),
+  fetch: withVerdict((ctx, signal) => request("/api/head-split", { query: { n_embd: 32, n_head: 4, length: 5 }, signal })),
   judge(data) {
     const f = data.verdict.figures;
     const text = tr("split_verdict", { qkv1: fig(f, "qkv1", grouped), proj1: fig(f, "proj1", grouped), qkv4: fig(f, "qkv4", grouped),

@@ -23,11 +23,38 @@ export class ApiError extends Error {
   }
 }
 
-/** The request fields an error can be tied to: those with a control, the distance (a control on the lesson
- * page only) and the relative panel's two boxes (first, second). Any other field's error is a general one. */
-const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance", "first", "second"]);
+/** The request fields an error can be tied to: those with a control, the distance (a control on the lesson page
+ * only), the training step (the explorer's step control) and the relative panel's two boxes (first, second). Any
+ * other field's error is a general one. */
+const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance", "step", "first", "second"]);
 
-function splitDetail(detail) {
+/**
+ * Every page's request to the JSON API: GET url (with `query`, its null values left out) or, with a `body`, POST it
+ * as JSON. The answer's JSON, or an ApiError (apiError) when the server refuses or fails.
+ */
+export async function request(url, { body, query, signal } = {}) {
+  const given = query && Object.entries(query).filter(([, value]) => value !== null && value !== undefined);
+  const search = given ? `?${new URLSearchParams(given)}` : "";
+  const post = body !== undefined;
+  const response = await fetch(url + search, {
+    method: post ? "POST" : "GET",
+    headers: post ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" },
+    body: post ? JSON.stringify(body) : undefined,
+    signal,
+  });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null; // not JSON: a proxy's page, or no body
+  }
+  if (!response.ok) throw apiError(response, data?.detail);
+  return data;
+}
+
+/** The one error parser: the detail's items tied to a request field (REQUEST_FIELDS) and the rest, or the status's
+ * text when the answer has no detail. */
+function apiError(response, detail) {
   const fields = [];
   const general = [];
   if (Array.isArray(detail)) {
@@ -40,36 +67,16 @@ function splitDetail(detail) {
   } else if (detail !== undefined && detail !== null) {
     general.push({ msg: String(detail) });
   }
-  return { fields, general };
+  if (!fields.length && !general.length) general.push({ msg: response.statusText });
+  return new ApiError(response.status, fields, general);
 }
 
-async function readJson(response) {
-  try {
-    return await response.json();
-  } catch {
-    return null;
-  }
+export function getOptions(signal) {
+  return request("/api/options", { signal });
 }
 
-export async function getOptions(signal) {
-  const response = await fetch("/api/options", { signal, headers: { Accept: "application/json" } });
-  if (!response.ok) throw new ApiError(response.status, [], [{ msg: response.statusText }]);
-  return response.json();
-}
-
-async function postJson(url, body, signal) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: JSON.stringify(body),
-    signal,
-  });
-  const data = await readJson(response);
-  if (!response.ok) {
-    const { fields, general } = splitDetail(data?.detail);
-    throw new ApiError(response.status, fields, general);
-  }
-  return data;
+function postJson(url, body, signal) {
+  return request(url, { body, signal });
 }
 
 export function postCompare(body, signal) {
@@ -80,17 +87,30 @@ export function postCompare(body, signal) {
  * /api/compare's answer and the server's verdict on it (whether each gap is rounding): {answer, verdict}, as soon as
  * the answer is in, with `verdict` a promise. The answer carries the verdict when float32 decided every gap, as it
  * does for lines that differ: a keystroke is then one request. Otherwise (answer.verdict null) the verdict is asked
- * of POST /api/compare/verdict once the answer is in: the browser sends it on the connection the answer came by, to
- * the server worker that keeps that answer's float32 pass, which reruns in float64 only the gaps float32 cannot
- * decide. The maps need only the answer; the sentences that read the verdict wait for it (main.js), so that a
- * sentence never describes other numbers than the charts.
+ * by the answer's comparison_id once the answer is in: the browser sends it on the connection the answer came by, to
+ * the server worker that keeps that comparison's float32 pass, which reruns in float64 only the gaps float32 cannot
+ * decide. A worker that does not keep it (404) is sent the body instead. The maps need only the answer; the
+ * sentences that read the verdict wait for it (main.js), so that a sentence never describes other numbers than the
+ * charts.
  */
 export async function postCompareJudged(body, signal) {
   const answer = await postJson("/api/compare", body, signal);
-  const verdict = answer.verdict ? Promise.resolve(answer.verdict) : postJson("/api/compare/verdict", body, signal);
+  const verdict = answer.verdict ? Promise.resolve(answer.verdict)
+    : byId(`/api/compare/${answer.comparison_id}/verdict`, () => postJson("/api/compare/verdict", body, signal), signal);
   verdict.catch(() => {}); // its reader shows a failure; nobody reads the verdict of an answer already replaced
   return { answer, verdict };
 }
+
+/** GET url, a verdict on a comparison by its id; byBody() when the worker does not keep that comparison (404). */
+async function byId(url, byBody, signal) {
+  try {
+    return await request(url, { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return byBody();
+    throw error;
+  }
+}
+
 
 /** The typed line with every head on and with the heads in body.off turned off (POST /api/ablate). */
 export function postAblate(body, signal) {
@@ -111,6 +131,23 @@ export function postVerdict(stepId, setup, signal) {
   return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, verdictBody(setup), signal);
 }
 
+/**
+ * A same-or-different step's comparison on the setup on screen and the step's verdict on it: {...answer, verdict}.
+ * The page sends the setup as the verdict's body (verdictBody); the server builds the comparison from it
+ * (POST /api/lesson/{step}/compare), so no comparison request is built here. The answer carries the step's verdict
+ * when float32 decides it, as it does for lines that are not a reordering: a keystroke is then one request.
+ * Otherwise (step_verdict null) the verdict is asked by the answer's comparison_id once the comparison is in: it goes
+ * by the same connection to the server worker that keeps the comparison's float32 pass, and runs only the float64
+ * rerun; a worker that does not keep it (404) is sent the setup instead.
+ */
+export async function postStepCompare(stepId, setup, signal) {
+  const step = encodeURIComponent(stepId);
+  const answer = await postJson(`/api/lesson/${step}/compare`, verdictBody(setup), signal);
+  const verdict = answer.step_verdict
+    ?? await byId(`/api/lesson/${step}/verdict/${answer.comparison_id}`, () => postVerdict(stepId, setup, signal), signal);
+  return { ...answer, verdict };
+}
+
 /** The verdict's request body for a setup ({} without one: the step's own); a class's reveal sends the same. */
 export function verdictBody(setup) {
   if (!setup) return {};
@@ -126,12 +163,9 @@ const shipped = new Map();
 /** GET /api/{name} once per page (e.g. "heads", "positions", "training", "length"); a failed fetch may be retried. */
 export function getShipped(name) {
   if (!shipped.has(name)) {
-    const request = fetch(`/api/${name}`, { headers: { Accept: "application/json" } }).then(async (response) => {
-      if (!response.ok) throw new ApiError(response.status, [], [{ msg: response.statusText }]);
-      return response.json();
-    });
-    request.catch(() => shipped.delete(name));
-    shipped.set(name, request);
+    const asked = request(`/api/${name}`);
+    asked.catch(() => shipped.delete(name));
+    shipped.set(name, asked);
   }
   return shipped.get(name);
 }
