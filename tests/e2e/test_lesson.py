@@ -389,10 +389,10 @@ BAR_LABELS = """() => [...document.querySelectorAll('[data-name="gap"] .js-plotl
     .filter((t) => t.includes(','))"""
 
 
-@pytest.mark.parametrize("lang, one, two", [("fr", "non entraîné, 1 couche, sans position",
-                                             "non entraîné, 3 couches, sans position"),
-                                            ("en", "untrained, 1 layer, no positions",
-                                             "untrained, 3 layers, no positions")])
+@pytest.mark.parametrize("lang, one, two", [("fr", "non entraîné, 1 couche",
+                                             "non entraîné, 3 couches"),
+                                            ("en", "untrained, 1 layer",
+                                             "untrained, 3 layers")])
 def test_counted_words_agree_with_their_number(open_page, tools, lang, one, two):
     page = open_page(f"/lesson?step=2&lang={lang}", locale="en-US")
     count = tools.render_count(page)

@@ -51,7 +51,8 @@ export function probeFigure({ trained, untrained }) {
     showlegend: true,
     legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
     xaxis: lineAxis(tr("probe_axis_site"), { type: "category", automargin: true, tickangle: 0 }),
-    yaxis: lineAxis(tr("probe_axis_mae"), { rangemode: "tozero" }),
+    // Four ticks at most (0, 20, 40): five ran into each other on a projector's short chart in its larger type.
+    yaxis: lineAxis(tr("probe_axis_mae"), { rangemode: "tozero", nticks: 4 }),
     shapes: chance === null ? [] : [{
       type: "line", xref: "paper", yref: "y", x0: 0, x1: 1, y0: chance, y1: chance,
       line: { color: MUTED, width: 1.5, dash: "dot" },

@@ -105,9 +105,10 @@ function bandsFigure(f) {
       legend: narrow ? { orientation: "h", x: 0, y: -0.2, yanchor: "top", font: { size: TYPE.legend } }
         : { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: TYPE.legend } },
       xaxis: lineAxis("", { type: "category", automargin: true, tickangle: 0 }),
-      yaxis: lineAxis(tr("bands_axis_loss"), { rangemode: "tozero" }),
+      // Few ticks a side (0, 10; 0 %, 50 %, 100 %): more ran into each other on a projector's short chart.
+      yaxis: lineAxis(tr("bands_axis_loss"), { rangemode: "tozero", nticks: 2 }),
       yaxis2: lineAxis(tr("bands_axis_previous"), { overlaying: "y", side: "right", range: [0, 1], tickformat: ".0%",
-        showgrid: false, color: MUTED, tickmode: "linear", tick0: 0, dtick: 0.25 }),
+        showgrid: false, color: MUTED, tickmode: "linear", tick0: 0, dtick: 0.5 }),
     }),
   };
 }

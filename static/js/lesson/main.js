@@ -17,7 +17,7 @@ import { switchLanguage } from "./language.js";
 import { renderNav, writeUrl } from "./nav.js";
 import { current, edits, firstLessonTexts, firstTexts, setBusy, setupOf, state, STEPS, ui } from "./page.js";
 import { PANELS } from "./panels.js";
-import { applyChartVisibility, moveChart } from "./presenter.js";
+import { applyChartVisibility, moveChart, showAnswer } from "./presenter.js";
 import { isCommitted } from "./record.js";
 import { keep, onSubmit, renderStep, reveal, revealHere } from "./reveal.js";
 import { explorerLink, readSetup, renderSetup, updateHints } from "./setup.js";
@@ -32,10 +32,12 @@ function setPresent(on) {
   // The presenter drives the step by keys: the focus leaves the checkbox for the step, so the first arrow
   // or Enter acts at once.
   if (on) ui.article.focus({ preventScroll: true });
-  // The type and the charts' fonts change with the view: draw the charts again.
+  // The type and the charts' fonts change with the view: draw the charts again; on a class's projector, an answer
+  // on screen is fitted to the new view's type as after a reveal (question, verdict and chart on one screen).
   (async () => {
     for (const panel of PANELS) await panel.redraw();
     applyChartVisibility();
+    if (lesson.room?.role === "teacher" && !ui.reveal.hidden) showAnswer();
   })().catch(showError);
 }
 

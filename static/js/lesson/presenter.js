@@ -41,9 +41,11 @@ export function showAnswer() {
       const below = (node) => Math.floor(window.innerHeight - FIT_SLACK - (top(plots[0]) - top(node)));
       if (below(from) < PROJECTOR_MIN_PLOT) from = ui.verdict;
       const room = Math.max(PROJECTOR_MIN_PLOT, below(from));
-      for (const plot of plots.filter((p) => p.offsetHeight > room)) {
-        plot.style.height = `${room}px`;
-        if (plot.classList.contains("js-plotly-plot")) window.Plotly.Plots.resize(plot);
+      for (const plot of plots) {
+        if (plot.offsetHeight > room) plot.style.height = `${room}px`;
+        // Drawn for another box (a smaller room, or the other view's) and not at a height of its own: drawn again.
+        const stale = plot._fullLayout && Math.abs(plot._fullLayout.height - plot.clientHeight) >= 1;
+        if (stale && (plot.style.height || !plot.layout?.height)) window.Plotly.Plots.resize(plot);
       }
     }
   }
