@@ -133,7 +133,8 @@ export function trainingFigure({ runs, key, snapshots = [], finals = false }) {
     showlegend: true,
     legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
     xaxis: lineAxis(tr("train_axis_x"), { exponentformat: "none", separatethousands: true }), // 1 000, not 1k
-    yaxis: lineAxis(tr("loss_axis"), { range: lossRange(runs, dots) }),
+    // At most four ticks: on a projector the chart may keep 200 px, and 4.5 to 6.5 by halves ran into each other.
+    yaxis: lineAxis(tr("loss_axis"), { range: lossRange(runs, dots), nticks: 4 }),
   });
   return { data, layout };
 }

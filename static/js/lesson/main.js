@@ -7,7 +7,7 @@
 // (panels.js), the presenter's view (presenter.js) and the language (language.js).
 
 import { verdictBody } from "../shared/api.js";
-import { $, show } from "../shared/dom.js";
+import { $, $$, show } from "../shared/dom.js";
 import { setDict, tr } from "../shared/i18n.js";
 import { startClassMode } from "../class/class.js";
 import "../shared/typeset.js"; // every figure in the page's text stays on one line
@@ -140,13 +140,17 @@ function bind() {
     if (!lesson.goTo(Number(ui.select.value), { focus: false })) ui.select.value = String(state.step);
   });
   ui.charts.addEventListener("click", (event) => {
+    event.target.closest(".lesson-chart__caption")?.classList.add("is-open"); // folded on a projector (class.css)
     const link = event.target.closest("a[data-open]");
     if (!link) return;
     event.preventDefault();
     lesson.goTo(Number(link.dataset.open));
   });
   ui.present.addEventListener("change", () => setPresent(ui.present.checked));
-  ui.verdictMore.addEventListener("click", () => unfoldVerdict(ui.verdict, ui.verdictMore));
+  ui.verdictMore.addEventListener("click", () => {
+    unfoldVerdict(ui.verdict, ui.verdictMore);
+    for (const caption of $$(".lesson-chart__caption", ui.charts)) caption.classList.add("is-open");
+  });
   $("#chart-prev").addEventListener("click", () => moveChart(-1));
   $("#chart-next").addEventListener("click", () => moveChart(1));
   ui.copy.addEventListener("click", () => { copySnippet().catch(console.error); });
