@@ -55,7 +55,7 @@ MEASURE = """() => {
     outcome: verdict.dataset.outcome ?? null,
     busy: document.querySelector('#results').getAttribute('aria-busy') !== 'false',
     boxes: {question: box(document.querySelector('#step-question')), verdict: box(verdict),
-            chart: plots[0] ? box(plots[0]) : null},
+            chart: plots[0] ? box(plots[0]) : null, spread: box(document.querySelector('#class-spread'))},
     charts: plots.filter((p) => p._fullLayout).map(axes),
     plots: plots.length,
     marked: [...document.querySelectorAll('#class-spread li[data-choice]')].filter((li) =>
