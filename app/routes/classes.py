@@ -154,8 +154,8 @@ async def create_class(request: Request, classes: ClassesDep, settings: AppSetti
     s503=STORE_DOWN))
 async def get_class(request: Request, code: ClassCode, classes: ClassesDep, limits: Limits, token: Token):
     """The class's step, door, and how many joined and answered; with the teacher's token, also the spread, the
-    roster, who waits at the door, and the wrong codes sent from the class's network in the last minute (a
-    student's token gets the same view as none)."""
+    roster, who waits at the door, the wrong codes sent from the class's network in the last minute, and the joins
+    refused for a name the teacher refused (a student's token gets the same view as none)."""
     holder = await classes.credential(code, token)
     if holder is None:
         await _without_credential(request, limits)
@@ -170,13 +170,15 @@ async def get_class(request: Request, code: ClassCode, classes: ClassesDep, limi
         view["students"] = [vars(seat) for seat in seats if not seat.waiting]
         view["waiting"] = [vars(seat) for seat in seats if seat.waiting]
         view["wrong_codes"] = await limits.misses.held(await classes.addresses(code) | {address(request)})
+        view["refused_joins"] = state.refused_joins
         view["now"] = time.time()
     return view
 
 
 @router.post("/{code}/join", response_model=Joined, status_code=201, responses={**_responses(
     s403="class_locked: the teacher closed the door (a student coming back with their token still gets in); "
-         "student_removed: this token's student was removed (or refused) by the teacher.",
+         "student_removed: this token's student was removed (or refused) by the teacher; refused_name: the teacher "
+         "refused or removed a student with this name in this class (case and width aside; ctx: name).",
     s404=NOT_FOUND, s409="class_full (ctx: max_students).",
     s422="name_too_long (ctx: max_length), name_control_character.",
     s429=TOO_MANY_MISSES + " Or too_many_joins_from_address: HP_JOINS_PER_MINUTE new students from this address "
@@ -190,7 +192,9 @@ async def join(request: Request, response: Response, code: ClassCode, classes: C
     the phone's language; while the door asks, wait for the teacher (202, waiting: true). Or, with Authorization:
     Bearer <student_token>, come back as the same student (200, with their answers; 202 while still waiting). A
     token that is not this class's is ignored: a new student. A removed student's token is refused (403), so the
-    page keeps it: that browser cannot join again as someone new. The join link's key (key) is a credential of
+    page keeps it: that browser cannot join again as someone new; nor can a name the teacher refused or removed in
+    this class, whatever the case or width of its letters (403 refused_name; never the address, which a school
+    shares). The join link's key (key) is a credential of
     the class: such a join is never held by the wrong codes others sent from its address."""
     body = body or JoinRequest()
     seat = await classes.student(code, token)  # 403 student_removed for a removed student's token

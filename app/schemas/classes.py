@@ -209,6 +209,9 @@ class ClassView(BaseModel):
         None, description="Teacher only: wrong class codes sent in the last minute from this class's network (the "
                           "addresses its students joined from, and the teacher's): past HP_JOIN_MISSES_PER_MINUTE "
                           "from one address, new joins from it without the join link wait a minute.")
+    refused_joins: int | None = Field(
+        None, description="Teacher only: joins refused in this class because their name is one the teacher refused "
+                          "or removed (403 refused_name; names compared without case or width).")
     now: float | None = Field(None, description="Teacher only: the server's clock (seconds since 1970), to read "
                                                 "joined_at against, e.g. the joins of the last minute.")
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from app.domain.class_codes import CODE_ALPHABET, CODE_LENGTH, JOIN_KEY_CHARS, STREAM_KEY_CHARS
-from app.domain.class_names import ANIMALS
+from app.domain.class_names import ANIMALS, name_key
 from app.domain.lesson_steps import STEPS
 from app.errors import ClassError, InputError
 from app.services.verdicts import JUDGED_STEPS
@@ -213,15 +213,21 @@ class Classes:
     async def join(self, code: str, name: str | None = None, lang: str = "en",
                    address: str = "?") -> tuple[str, str, str, bool]:
         """A new student: (student id, student token, name, waiting). name None: the server gives one, in `lang`.
-        waiting: the door asks, and the student waits until the teacher admits them."""
+        waiting: the door asks, and the student waits until the teacher admits them. A name the teacher removed or
+        refused in this class (the same to a teacher: name_key) is refused: 403 refused_name."""
         student = secrets.token_urlsafe(STUDENT_ID_BYTES)
         token = secrets.token_urlsafe(TOKEN_BYTES)
         outcome, given = await self.ask(self.store.join(code, student, token_hash(token), name,
+                                                         None if name is None else name_key(name),
                                                          secrets.choice(ANIMALS[lang]), address, time.time(),
                                                          self.max_students))
         if outcome == "locked":
             raise ClassError(403, "class_locked",
                              "this class is closed to new students: the teacher has closed the door")
+        if outcome == "refused":  # the name, not the address: a whole school shares one
+            raise ClassError(403, "refused_name",
+                             f"the teacher refused or removed the name {name!r} in class {code}: it cannot join "
+                             "this class again; join under another name", {"code": code, "name": name})
         if outcome != "waiting":
             _check(code, outcome, self.max_students)
         return student, token, given, outcome == "waiting"

@@ -23,9 +23,11 @@ from app.domain.class_codes import DOORS
 
 # What a change attempt came to. "missing": no such class (never made, ended, or idle too long);
 # "locked": the teacher closed the door; "waiting": the door asks, and this student waits for the teacher;
-# "removed": the teacher removed (or refused) this student.
+# "removed": the teacher removed (or refused) this student; "refused": the name of a join is one the teacher refused
+# (or removed) in this class.
 # "running": the class has not ended (its record cannot be deleted yet).
-Outcome = Literal["ok", "missing", "full", "not_current", "revealed", "locked", "waiting", "removed", "running"]
+Outcome = Literal["ok", "missing", "full", "not_current", "revealed", "locked", "waiting", "removed", "running",
+                  "refused"]
 # The class's door (app.domain.class_codes.DOORS). Open from the start; the first reveal turns an open door to
 # "ask" unless the teacher chose the door before; a removal turns an open door to "ask" too (docs/class-mode.md).
 Door = Literal[DOORS]
@@ -52,6 +54,7 @@ class ClassState:
     removed: int = 0  # students the teacher removed: their streams are told when it grows
     round: int = 1  # the vote open at this step: 1, or 2 after the teacher asked the class to vote again
     waiting: int = 0  # students waiting for the teacher at the door: their streams are told when they are admitted
+    refused_joins: int = 0  # joins turned away because their name is one the teacher refused or removed
 
     @property
     def locked(self) -> bool:
@@ -127,13 +130,15 @@ class ClassStore(Protocol):
     async def delete(self, code: str, now: float) -> Outcome:
         """Delete an ended class's record at once: "ok", "running" (not ended: nothing deleted) or "missing"."""
 
-    async def join(self, code: str, student: str, token_hash: str, name: str | None, animal: str, address: str,
-                   now: float, max_students: int) -> tuple[Outcome, str]:
+    async def join(self, code: str, student: str, token_hash: str, name: str | None, key: str | None, animal: str,
+                   address: str, now: float, max_students: int) -> tuple[Outcome, str]:
         """A new student with its token's hash, joining from `address`: ("ok", their name), ("waiting", their
-        name) when the door asks, or "missing", "full" (students and waiting ones count) or "locked" (the door is
-        closed). Without a name, "{animal} {n}": n is the class's join count, raised until no student has that
-        name. A name another student of the class has (or had) becomes "{name} 2", "{name} 3"...: the teacher
-        tells them apart."""
+        name) when the door asks, or "missing", "full" (students and waiting ones count), "locked" (the door is
+        closed) or "refused". Without a name, "{animal} {n}": n is the class's join count, raised until no student
+        has that name. A name another student of the class has (or had) becomes "{name} 2", "{name} 3"...: the
+        teacher tells them apart. `key` is the name's name_key (app.domain.class_names), None without a name: the
+        join is "refused" (and counted in refused_joins) when a student the teacher removed or refused had it, as
+        the name they sent or as "{key} {n}", the name the roster showed; the store keeps both with the student."""
 
     async def student(self, code: str, token_hash: str, now: float) -> tuple[str, Standing] | None:
         """(student, where they stand) for this class's token with this hash, or None."""
@@ -150,7 +155,8 @@ class ClassStore(Protocol):
     async def remove(self, code: str, students: list[str], now: float) -> list[str] | None:
         """Remove the given students (admitted or waiting) in one atomic step: their tokens are refused from then
         on and their answers, in every step (and round), are deleted with them, so no tally counts them. A
-        removal turns an open door to "ask". The ids removed (not those removed before), or None for no class."""
+        removal turns an open door to "ask", and refuses their names' keys to later joins (join). The ids removed (not
+        those removed before), or None for no class."""
 
     async def addresses(self, code: str) -> set[str]:
         """The addresses the class's students joined from (the network the wrong-code count reads)."""

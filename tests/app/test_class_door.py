@@ -228,3 +228,49 @@ def test_a_join_key_that_is_not_ascii_is_no_key_not_a_500(at):
     for key in ("é", "ゆき" * 20, ""):
         joined = phone.post(f"/api/classes/{code}/join", json={"key": key})
         assert joined.status_code == 201, (key, joined.text)
+
+
+def test_a_name_the_teacher_refused_cannot_wait_again_but_another_name_from_the_same_address_does(at):
+    """Issue 38: after a refusal the script joined again at once, as new students at the door. The name is refused
+    (whatever its case or width), never the address: the whole school shares it."""
+    teacher_client, phone = at(TEACHER_ADDRESS), at(SCHOOL)
+    code, teacher, _ = open_class(teacher_client)
+    yuki, tom = (phone.post(f"/api/classes/{code}/join", json={"name": n}).json() for n in ("ゆき", "Tom"))
+    teacher_client.post(f"/api/classes/{code}/door", json={"door": "ask"}, headers=teacher)
+    fakes = [phone.post(f"/api/classes/{code}/join", json={"name": n}).json() for n in ("ゆき", "Tom", "Bot")]
+    assert [f["name"] for f in fakes] == ["ゆき 2", "Tom 2", "Bot"] and all(f["waiting"] for f in fakes)
+    names = [f["name"] for f in fakes]
+    refused = teacher_client.post(f"/api/classes/{code}/remove", json={"waiting": True, "names": names},
+                                  headers=teacher)
+    assert refused.status_code == 200 and len(refused.json()["removed"]) == 3
+    assert teacher_client.get(f"/api/classes/{code}", headers=teacher).json()["refused_joins"] == 0
+    # The names sent, and the names the teacher saw, in other cases, widths and spacing.
+    again = ["ゆき", "Tom", "Bot", "TOM", "ｔｏｍ", "ＢＯＴ", "bot", "ゆき 2", "ゆき\u30002", "tom  2"]
+    for name in again:
+        response = phone.post(f"/api/classes/{code}/join", json={"name": name})
+        assert response.status_code == 403, (name, response.text)
+        assert detail(response)["type"] == "refused_name" and detail(response)["ctx"] == {"code": code, "name": name}
+        assert "another name" in detail(response)["msg"]
+    # A different name from the same address waits normally, and so does a phone that sends none.
+    aya = phone.post(f"/api/classes/{code}/join", json={"name": "Aya"})
+    nameless = phone.post(f"/api/classes/{code}/join")
+    assert aya.status_code == 202 and aya.json()["name"] == "Aya" and nameless.status_code == 202
+    view = teacher_client.get(f"/api/classes/{code}", headers=teacher).json()
+    assert view["refused_joins"] == len(again)
+    assert [s["name"] for s in view["waiting"]] == ["Aya", nameless.json()["name"]]
+    assert [s["name"] for s in view["students"]] == ["ゆき", "Tom"]
+    # The real students who came first keep their seats and come back with their tokens.
+    assert vote(phone, code, yuki).status_code == 200
+    assert phone.post(f"/api/classes/{code}/join", headers=bearer(tom)).status_code == 200
+    # A student removed from the roster (not at the door) leaves their name refused too, even with the door open.
+    teacher_client.post(f"/api/classes/{code}/door", json={"door": "open"}, headers=teacher)
+    teacher_client.post(f"/api/classes/{code}/remove", json={"student": tom["student"]}, headers=teacher)
+    teacher_client.post(f"/api/classes/{code}/door", json={"door": "open"}, headers=teacher)
+    assert detail(phone.post(f"/api/classes/{code}/join", json={"name": "tom"}))["type"] == "refused_name"
+    assert phone.post(f"/api/classes/{code}/join", json={"name": "Tomás"}).status_code == 201
+    # The count is the teacher's: not in the view without the teacher's token; another class refuses nothing.
+    assert "refused_joins" not in phone.get(f"/api/classes/{code}").json()
+    assert teacher_client.get(f"/api/classes/{code}", headers=teacher).json()["refused_joins"] == len(again) + 1
+    other, other_teacher, _ = open_class(teacher_client)
+    assert phone.post(f"/api/classes/{other}/join", json={"name": "Tom"}).status_code == 201
+    assert teacher_client.get(f"/api/classes/{other}", headers=other_teacher).json()["refused_joins"] == 0

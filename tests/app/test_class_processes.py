@@ -53,8 +53,10 @@ async def streams(base: str, code: str, params_list: list[dict]):
 
 
 def summary(view: dict) -> dict:
-    """The teacher's view without its roster, waiting list, wrong codes and clock, which tests read on their own."""
-    return {key: value for key, value in view.items() if key not in ("students", "waiting", "wrong_codes", "now")}
+    """The teacher's view without its roster, waiting list, wrong codes, refused joins and clock, which tests read on
+    their own."""
+    return {key: value for key, value in view.items()
+            if key not in ("students", "waiting", "wrong_codes", "refused_joins", "now")}
 
 
 def test_workers_that_open_a_new_sqlite_file_at_once_all_start(tmp_path):

@@ -78,8 +78,10 @@ def answer(client, code, student, step, choice):
 
 
 def summary(view: dict) -> dict:
-    """The teacher's view without its roster, waiting list, wrong codes and clock, which tests read on their own."""
-    return {key: value for key, value in view.items() if key not in ("students", "waiting", "wrong_codes", "now")}
+    """The teacher's view without its roster, waiting list, wrong codes, refused joins and clock, which tests read on
+    their own."""
+    return {key: value for key, value in view.items()
+            if key not in ("students", "waiting", "wrong_codes", "refused_joins", "now")}
 
 
 def error_type(response):

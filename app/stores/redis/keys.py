@@ -10,7 +10,8 @@ MAX_ROUNDS = 2  # app.services.classes.MAX_ROUNDS: the answer keys of every roun
 # lifetime before anyone joined.
 # Every key of a class but its hash; the answers' keys are named by answers_at() alone (round 1's keep the name
 # they had before rounds).
-PARTS = "{':tokens', ':students', ':joined', ':removed', ':steps', ':times', ':waiting', ':addresses'}"
+PARTS = ("{':tokens', ':students', ':joined', ':removed', ':steps', ':times', ':waiting', ':addresses', ':keys', "
+         "':refused'}")
 KEYS_OF = f"""
 local prefix = KEYS[1]
 local function answers_at(step, round)

@@ -84,12 +84,13 @@ touch()
 return {'ok', current}
 """.replace("{MAX_ROUNDS}", str(MAX_ROUNDS))
 STATE = KEYS_OF + """
-local fields = redis.call('HMGET', prefix, 'step', 'revealed', 'version', 'round')
+local fields = redis.call('HMGET', prefix, 'step', 'revealed', 'version', 'round', 'refused_joins')
 if not fields[1] then return false end
 local removed = redis.call('HLEN', prefix .. ':removed')
 local waiting = redis.call('HLEN', prefix .. ':waiting')
 return {fields[1], fields[2], fields[3], redis.call('HLEN', prefix .. ':tokens') - removed - waiting,
-        redis.call('HLEN', answers_at(fields[1], fields[4])), door_of(), removed, fields[4] or '1', waiting}
+        redis.call('HLEN', answers_at(fields[1], fields[4])), door_of(), removed, fields[4] or '1', waiting,
+        fields[5] or '0'}
 """
 SCRIPTS = {"create": CREATE, "change": CHANGE, "step": STEP, "reveal": REVEAL, "again": AGAIN, "answer": ANSWER,
            "state": STATE}
@@ -106,10 +107,10 @@ class Rooms(Connection):
         found = await self.scripts["state"](keys=[class_key(code)])
         if not found:
             return None
-        step, revealed, version, joined, answered, door, removed, round_, waiting = found
+        step, revealed, version, joined, answered, door, removed, round_, waiting, refused_joins = found
         return ClassState(step=int(step), revealed=revealed == "1", joined=int(joined), answered=int(answered),
                           version=int(version), door=door, removed=int(removed), round=int(round_),
-                          waiting=int(waiting))
+                          waiting=int(waiting), refused_joins=int(refused_joins))
 
     async def set_step(self, code, step, now):
         return await self._call("step", code, now, step)

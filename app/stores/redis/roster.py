@@ -6,16 +6,21 @@ from app.stores.redis.connection import Connection
 from app.stores.redis.keys import KEYS_OF, MAX_ROUNDS, TOUCH, class_key
 
 # ARGV[4] student, ARGV[5] token hash, ARGV[6] max students, ARGV[7] name ('' for none), ARGV[8] animal,
-# ARGV[9] the address. Returns {outcome, name}.
+# ARGV[9] the address, ARGV[10] the name's key ('' for none). Returns {outcome, name}.
 JOIN = TOUCH + """
 if redis.call('EXISTS', prefix) == 0 then return {'missing', ''} end
 local door = door_of()
 if door == 'closed' then return {'locked', ''} end
+if ARGV[10] ~= '' and redis.call('SISMEMBER', prefix .. ':refused', ARGV[10]) == 1 then
+  redis.call('HINCRBY', prefix, 'refused_joins', 1)
+  touch()  -- the teacher's page reads the count again
+  return {'refused', ''}
+end
 local ever = redis.call('HLEN', prefix .. ':tokens')
 if ever - redis.call('HLEN', prefix .. ':removed') >= tonumber(ARGV[6]) then return {'full', ''} end
 local taken = {}
 for _, n in ipairs(redis.call('HVALS', prefix .. ':students')) do taken[n] = true end
-local name = ARGV[7]
+local name, shown_key = ARGV[7], ARGV[10]
 if name == '' then
   local n = ever + 1
   name = ARGV[8] .. ' ' .. n
@@ -23,8 +28,10 @@ if name == '' then
 elseif taken[name] then
   local k = 2
   while taken[ARGV[7] .. ' ' .. k] do k = k + 1 end
-  name = ARGV[7] .. ' ' .. k
+  name, shown_key = ARGV[7] .. ' ' .. k, ARGV[10] .. ' ' .. k
 end
+-- The keys a removal refuses: the name sent and the name shown ("{key} {k}").
+if ARGV[10] ~= '' then redis.call('HSET', prefix .. ':keys', ARGV[4], cjson.encode({ARGV[10], shown_key})) end
 redis.call('HSET', prefix .. ':tokens', ARGV[5], ARGV[4])
 redis.call('HSET', prefix .. ':students', ARGV[4], name)
 redis.call('ZADD', prefix .. ':joined', ARGV[1], ARGV[4])
@@ -44,6 +51,8 @@ for i = 4, #ARGV do
       and redis.call('HSETNX', prefix .. ':removed', student, ARGV[1]) == 1 then
     gone[#gone + 1] = student
     redis.call('HDEL', prefix .. ':waiting', student)
+    local keys = redis.call('HGET', prefix .. ':keys', student)
+    if keys then redis.call('SADD', prefix .. ':refused', unpack(cjson.decode(keys))) end
     for _, key in ipairs(answer_keys()) do redis.call('HDEL', key, student) end
     for step = 1, {STEPS} do
       for round = 1, {MAX_ROUNDS} do redis.call('HDEL', prefix .. ':times', time_field(step, round, student)) end
@@ -89,9 +98,9 @@ SCRIPTS = {"join": JOIN, "remove": REMOVE, "admit": ADMIT, "roster": ROSTER}
 
 
 class Roster(Connection):
-    async def join(self, code, student, token_hash, name, animal, address, now, max_students):
+    async def join(self, code, student, token_hash, name, key, animal, address, now, max_students):
         outcome, given = await self._call("join", code, now, student, token_hash, max_students, name or "", animal,
-                                          address)
+                                          address, key or "")
         return outcome, given
 
     async def _standing(self, code, student):

@@ -37,11 +37,11 @@ class Rooms(Connection):
 
     def _state(self, code, now) -> ClassState | None:
         row = self.db.execute(
-            f"SELECT step, revealed, version, door, round FROM classes WHERE code = :code AND {ALIVE}",
+            f"SELECT step, revealed, version, door, round, refused_joins FROM classes WHERE code = :code AND {ALIVE}",
             {"code": code, **self._cuts(now)}).fetchone()
         if row is None:
             return None
-        step, revealed, version, door, round_ = row
+        step, revealed, version, door, round_, refused_joins = row
         joined, removed, waiting = self.db.execute(
             "SELECT count(*) FILTER (WHERE removed_at IS NULL AND waiting = 0), count(removed_at), "
             "count(*) FILTER (WHERE removed_at IS NULL AND waiting = 1) FROM students WHERE code = ?",
@@ -49,7 +49,8 @@ class Rooms(Connection):
         answered = self.db.execute("SELECT count(*) FROM answers WHERE code = ? AND step = ? AND round = ?",
                                    (code, step, round_)).fetchone()[0]
         return ClassState(step=step, revealed=bool(revealed), joined=joined, answered=answered, version=version,
-                          door=door, removed=removed, round=round_, waiting=waiting)
+                          door=door, removed=removed, round=round_, waiting=waiting,
+                          refused_joins=refused_joins)
 
     async def state(self, code, now):
         # One read transaction, so the counts belong to the step read with them.

@@ -6,7 +6,7 @@ from app.stores.sqlite.schema import ALIVE, STANDING
 
 
 class Roster(Connection):
-    async def join(self, code, student, token_hash, name, animal, address, now, max_students):
+    async def join(self, code, student, token_hash, name, key, animal, address, now, max_students):
         def join():
             live = self._live(code, now)
             if live is None:
@@ -14,6 +14,12 @@ class Roster(Connection):
             door = live[2]
             if door == "closed":
                 return "locked", ""
+            if key is not None and self.db.execute(
+                    "SELECT 1 FROM students WHERE code = :code AND removed_at IS NOT NULL "
+                    "AND :key IN (name_key, shown_key)", {"code": code, "key": key}).fetchone():
+                self.db.execute("UPDATE classes SET refused_joins = refused_joins + 1 WHERE code = ?", (code,))
+                self._touch(code, now)  # the teacher's page reads the count again
+                return "refused", ""
             seated, ever = self.db.execute("SELECT count(*) FILTER (WHERE removed_at IS NULL), count(*) "
                                            "FROM students WHERE code = ?", (code,)).fetchone()
             if seated >= max_students:
@@ -21,7 +27,7 @@ class Roster(Connection):
             def taken(given: str) -> bool:
                 return bool(self.db.execute("SELECT 1 FROM students WHERE code = ? AND name = ?",
                                             (code, given)).fetchone())
-            given, n = name, ever + 1
+            given, shown_key, n = name, key, ever + 1
             if given is None:
                 given = f"{animal} {n}"
                 while taken(given):
@@ -31,10 +37,10 @@ class Roster(Connection):
                 n = 2
                 while taken(f"{name} {n}"):
                     n += 1
-                given = f"{name} {n}"
-            self.db.execute("INSERT INTO students (code, student, token_hash, name, joined_at, waiting, address) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)", (code, student, token_hash, given, now, int(door == "ask"),
-                                                             address))
+                given, shown_key = f"{name} {n}", f"{key} {n}"
+            self.db.execute("INSERT INTO students (code, student, token_hash, name, joined_at, waiting, address, "
+                            "name_key, shown_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (code, student, token_hash, given, now, int(door == "ask"), address, key, shown_key))
             self._touch(code, now)
             return ("waiting" if door == "ask" else "ok"), given
         return await self._run(self._write, join)

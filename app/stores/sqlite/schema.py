@@ -6,7 +6,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
     code TEXT PRIMARY KEY, token_hash TEXT NOT NULL, step INTEGER NOT NULL, revealed INTEGER NOT NULL,
     version INTEGER NOT NULL, touched REAL NOT NULL, door TEXT NOT NULL DEFAULT 'open',
-    door_chosen INTEGER NOT NULL DEFAULT 0, round INTEGER NOT NULL DEFAULT 1, ended_at REAL);
+    door_chosen INTEGER NOT NULL DEFAULT 0, round INTEGER NOT NULL DEFAULT 1, ended_at REAL,
+    refused_joins INTEGER NOT NULL DEFAULT 0);
 -- Every step the class visited: how many rounds it opened, and the choices its verdict accepted (JSON) at the
 -- reveal.
 CREATE TABLE IF NOT EXISTS visits (
@@ -15,7 +16,7 @@ CREATE TABLE IF NOT EXISTS visits (
 CREATE TABLE IF NOT EXISTS students (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, student TEXT NOT NULL, token_hash TEXT,
     name TEXT, joined_at REAL, removed_at REAL, waiting INTEGER NOT NULL DEFAULT 0, address TEXT,
-    PRIMARY KEY (code, student));
+    name_key TEXT, shown_key TEXT, PRIMARY KEY (code, student));
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL REFERENCES classes ON DELETE CASCADE, step INTEGER NOT NULL, student TEXT NOT NULL,
     choice TEXT NOT NULL, round INTEGER NOT NULL DEFAULT 1, answered_at REAL, PRIMARY KEY (code, step, round, student));
@@ -32,7 +33,9 @@ ADDED_COLUMNS = [("classes", "round", "INTEGER NOT NULL DEFAULT 1"), ("students"
                  ("classes", "ended_at", "REAL"), ("answers", "answered_at", "REAL"),
                  ("classes", "door", "TEXT NOT NULL DEFAULT 'open'"),
                  ("classes", "door_chosen", "INTEGER NOT NULL DEFAULT 0"),
-                 ("students", "waiting", "INTEGER NOT NULL DEFAULT 0"), ("students", "address", "TEXT")]
+                 ("students", "waiting", "INTEGER NOT NULL DEFAULT 0"), ("students", "address", "TEXT"),
+                 ("students", "name_key", "TEXT"), ("students", "shown_key", "TEXT"),
+                 ("classes", "refused_joins", "INTEGER NOT NULL DEFAULT 0")]
 # A file from before the door had three states kept a lock (locked = 1): its door is closed, as the teacher chose.
 DOOR_FROM_LOCK = "UPDATE classes SET door = 'closed', door_chosen = 1 WHERE locked = 1"
 # Answers before rounds were keyed (code, step, student): the table is made again with the round in its key,
