@@ -2,7 +2,7 @@
 on ask; phones (ja, fr, 390x844) open the join link, give a name first (or skip it for a friendly one in their
 language), wait at the door, and are admitted or refused by name; after a hundred wrong codes from the school's
 address a phone that opens the link joins at once, one that types the code is told it is the network's wrong codes,
-and the teacher sees how many there were."""
+and the teacher sees how many there were; a refused name cannot come back, and the projector counts its tries."""
 
 import json
 import re
@@ -109,6 +109,19 @@ def test_the_door_asks_and_the_teacher_admits_or_refuses_by_name(open_page, serv
     tools.wait_until(fr, "() => !document.querySelector('#class-over').hidden")
     assert words(fr.text_content("#class-over-text")) == words(fill(texts("fr")["class_over_removed"], code=code))
     assert teacher_view(server_url, teacher, code)["joined"] == 1
+    # Her name cannot come back from another browser, in capitals either: the phone says so in French and offers
+    # no retry of the same name; the projector's door box counts the join turned away, nobody waiting.
+    again = open_link(open_page, tools, path, "fr")
+    again.fill("#class-first-name", "LÉA")
+    again.click("#class-first-join")
+    tools.wait_until(again, "() => document.querySelector('#class-over').dataset.refused === '403'")
+    said = fill(texts("fr")["class_name_refused"], code=code, name="LÉA")
+    assert words(said) in words(again.text_content("#class-over-text"))
+    assert not again.is_visible("#class-retry")
+    tools.wait_until(teacher, "() => document.querySelector('[data-class-refused]').dataset.classRefused === '1'",
+                     message="the projector did not count the refused join")
+    assert words(teacher.text_content("#class-refused")) == words(fill(texts("ja")["class_refused_joins"], n=1))
+    assert teacher.is_visible("#class-refused") and not teacher.is_visible("#class-admit-all")
 
 
 @pytest.mark.parametrize("lang", ["ja", "fr", "en", "zh"])

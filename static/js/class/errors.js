@@ -43,6 +43,7 @@ const BY_TYPE = {
   student_token_missing: "class_seat_lost",
   student_token_wrong: "class_seat_lost",
   student_removed: "class_over_removed",
+  refused_name: "class_name_refused",
   waiting_for_teacher: "class_waiting_me",
   name_too_long: "class_name_too_long",
   name_control_character: "class_name_bad",
@@ -59,5 +60,5 @@ export function wording(error) {
   const key = BY_TYPE[error.type] ?? (error.status === 404 ? "class_gone" : "class_failed");
   const minutes = error.ctx?.retry_minutes ?? Math.max(1, Math.ceil(seconds / 60));
   return { key, vars: { seconds, minutes, status: error.status, code: error.ctx?.code ?? "",
-    max: error.ctx?.max_classes ?? error.ctx?.max_students ?? "" } };
+    name: error.ctx?.name ?? "", max: error.ctx?.max_classes ?? error.ctx?.max_students ?? "" } };
 }

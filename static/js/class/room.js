@@ -54,6 +54,7 @@ export const ui = {
   waitingNames: $("#class-waiting-names"),
   admitAll: $("#class-admit-all"),
   refuseAll: $("#class-refuse-all"),
+  refused: $("#class-refused"),
   wrongCodes: $("#class-wrong-codes"),
   removeDialog: $("#class-remove-dialog"),
   removeText: $("#class-remove-text"),
@@ -121,6 +122,7 @@ export const room = {
   waiting: false, // student: at the door, not admitted yet (the join said 202, or the stream says waiting)
   waitingList: [], // teacher only: who waits at the door, [{student, name, joined_at}]
   wrongCodes: 0, // teacher only: wrong codes from the class's network in the last minute
+  refusedJoins: 0, // teacher only: joins refused because the teacher had refused or removed their name
   confirming: null, // teacher: the removal of several the dialog asks about, {body, names, refuse}
   counts: null, // teacher only: {choice: students} at live.step, in its open round
   firstCounts: null, // teacher only: round 1's {choice: students} once the class votes again

@@ -153,12 +153,21 @@ function renderTeacher() {
   renderSaid(step);
 }
 
-/** Who waits at the door: each with admit and refuse, and both for all; the door's count beside the counts. */
+/**
+ * Who waits at the door: each with admit and refuse, and both for all; the door's count beside the counts. The
+ * joins refused by name stay in the box once nobody waits: the teacher sees the script kept out.
+ */
 function renderWaiting() {
   const n = room.waitingList.length;
+  const refused = room.refusedJoins;
   ui.panel.dataset.waiting = String(n);
-  show(ui.waiting, n > 0);
+  show(ui.waiting, n > 0 || refused > 0);
+  show(ui.waitingCount, n > 0);
+  show(ui.admitAll.parentElement, n > 0);
   ui.waitingCount.textContent = n ? tr("class_waiting_count", { n }) : "";
+  ui.refused.dataset.classRefused = String(refused);
+  ui.refused.textContent = refused ? tr("class_refused_joins", { n: refused }) : "";
+  show(ui.refused, refused > 0);
   const rows = room.waitingList.map((s) => el("li", { dataset: { student: s.student } }, [
     el("span", { className: "lesson-class__name", text: s.name }),
     // Their clicks are the list's (class.js): one listener for every row.

@@ -199,6 +199,7 @@ export function refreshCounts() {
       room.students = view.students ?? [];
       room.waitingList = view.waiting ?? [];
       room.wrongCodes = view.wrong_codes ?? 0;
+      room.refusedJoins = view.refused_joins ?? 0;
       if (view.now) [room.clock.server, room.clock.at] = [view.now, performance.now()];
       render();
     }, (error) => { if (room.role === "teacher") failed(error); })
@@ -278,6 +279,7 @@ export function begin(asRole, classCode, teacherToken, waiting = false) {
   room.students = [];
   room.waitingList = [];
   room.wrongCodes = 0;
+  room.refusedJoins = 0;
   say(null);
   render();
   lesson.joinClass(forLesson);

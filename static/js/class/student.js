@@ -96,7 +96,7 @@ function joining(joinCode) {
  * A phone the class refused, or whose store did not answer: the join screen, on the first screen, says why in
  * the page's language. Never the solo lesson as if nothing happened. It tries again by itself after
  * Retry-After where waiting helps (429, an outage); slowly, with a button to try at once, where the teacher
- * may open a seat (locked, full); not at all for a class that does not exist.
+ * may open a seat (locked, full); not at all for a class that does not exist, nor for a name the teacher refused.
  */
 function refused(joinCode, error, missing, name) {
   stopJoining();
@@ -109,7 +109,8 @@ function refused(joinCode, error, missing, name) {
     words: error.status === 404 ? { key: missing, vars: {} } : wording(error),
     status: error.status,
     waits,
-    button: seat || (!waits && error.status !== 404),
+    // The same name again would be refused again: the student joins under another one.
+    button: seat || (!waits && error.status !== 404 && error.type !== "refused_name"),
     left: seat ? SEAT_RETRY_SECONDS : Math.max(1, error.retryAfter ?? RETRY_MS[2] / 1000),
   };
   room.pendingJoin = () => join(joinCode, missing, name);
