@@ -47,12 +47,13 @@ export function render() {
  * refused the phone, and when it tries again.
  */
 function renderOver() {
-  const refusal = room.role === "joining" ? room.refusal : null;
+  // A name the teacher refused comes back to the name box (naming), with why.
+  const refusal = room.role === "joining" || room.role === "naming" ? room.refusal : null;
   let text = tr(overKey(room.ended), { code: room.code });
   const { key, vars } = refusal?.words ?? {};
-  if (refusal) text = sentences([tr("class_join_refused", { code: room.code }), tr(key, vars)]);
+  if (room.role === "naming") text = sentences([refusal && tr(key, vars), tr("class_name_first", { code: room.code })]);
+  else if (refusal) text = sentences([tr("class_join_refused", { code: room.code }), tr(key, vars)]);
   else if (room.role === "joining") text = tr("class_joining", { code: room.code });
-  else if (room.role === "naming") text = tr("class_name_first", { code: room.code });
   if (ui.overText.textContent !== text) ui.overText.textContent = text; // a screen reader says it once
   if (refusal) ui.over.dataset.refused = String(refusal.status);
   else delete ui.over.dataset.refused;

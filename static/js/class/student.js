@@ -64,6 +64,11 @@ export async function join(joinCode, missing = "class_gone", name = "") {
     if (error.type === "student_removed") {
       room.code = joinCode;
       over("class_removed");
+    } else if (error.type === "refused_name") {
+      // The same name would be refused again: the name box again, saying why, for another name.
+      askName(joinCode);
+      room.refusal = { words: wording(error), status: error.status, waits: false, button: false };
+      render();
     } else if (error.status === 404 && seat) {
       // This browser was in the class and it is gone (ended or expired while away): its end screen.
       room.code = joinCode;
@@ -96,7 +101,7 @@ function joining(joinCode) {
  * A phone the class refused, or whose store did not answer: the join screen, on the first screen, says why in
  * the page's language. Never the solo lesson as if nothing happened. It tries again by itself after
  * Retry-After where waiting helps (429, an outage); slowly, with a button to try at once, where the teacher
- * may open a seat (locked, full); not at all for a class that does not exist, nor for a name the teacher refused.
+ * may open a seat (locked, full); not at all for a class that does not exist.
  */
 function refused(joinCode, error, missing, name) {
   stopJoining();
@@ -109,8 +114,7 @@ function refused(joinCode, error, missing, name) {
     words: error.status === 404 ? { key: missing, vars: {} } : wording(error),
     status: error.status,
     waits,
-    // The same name again would be refused again: the student joins under another one.
-    button: seat || (!waits && error.status !== 404 && error.type !== "refused_name"),
+    button: seat || (!waits && error.status !== 404),
     left: seat ? SEAT_RETRY_SECONDS : Math.max(1, error.retryAfter ?? RETRY_MS[2] / 1000),
   };
   room.pendingJoin = () => join(joinCode, missing, name);
