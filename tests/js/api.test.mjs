@@ -25,10 +25,12 @@ test("a GET leaves out the query's null values, and a body is POSTed as JSON", a
   assert.deepEqual(await request("/api/probe", { query: { step: null, causal: false, weights: undefined } }), { ok: true });
   assert.equal(sent[0].url, "/api/probe?causal=false");
   assert.equal(sent[0].method, "GET");
+  await request("/api/positions", { query: { step: null } }); // nothing left: no bare "?" (a route's URL changed)
+  assert.equal(sent.at(-1).url, "/api/positions");
   await request("/api/compare", { body: { line_a: "白" } });
-  assert.equal(sent[1].method, "POST");
-  assert.equal(sent[1].headers["Content-Type"], "application/json");
-  assert.deepEqual(JSON.parse(sent[1].body), { line_a: "白" });
+  assert.equal(sent[2].method, "POST");
+  assert.equal(sent[2].headers["Content-Type"], "application/json");
+  assert.deepEqual(JSON.parse(sent[2].body), { line_a: "白" });
 });
 
 test("a 422's items are split into the fields a control shows and the rest", async () => {

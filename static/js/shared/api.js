@@ -34,7 +34,7 @@ const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance", "ste
  */
 export async function request(url, { body, query, signal } = {}) {
   const given = query && Object.entries(query).filter(([, value]) => value !== null && value !== undefined);
-  const search = given ? `?${new URLSearchParams(given)}` : "";
+  const search = given?.length ? `?${new URLSearchParams(given)}` : ""; // no bare "?": /api/positions stays itself
   const post = body !== undefined;
   const response = await fetch(url + search, {
     method: post ? "POST" : "GET",
