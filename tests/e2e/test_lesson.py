@@ -482,10 +482,18 @@ def test_charts_are_greyed_while_the_lines_they_show_are_being_changed(open_page
     """Between a keystroke and the new answer, the charts on screen are for the old lines: marked and greyed."""
     page, count = commit_on_step_one(open_page, tools, "same")
     assert page.get_attribute("#charts", "data-stale") is None
+    # The new answer is held until the greyed charts are seen: a keystroke after a pause asks at once, and an
+    # answer back within milliseconds could otherwise be drawn before the page is read (CI saw that once).
+    held, holding = [], [True]
+    page.route("**/api/lesson/*/compare", lambda route: held.append(route) if holding[0] else route.continue_())
     page.fill("#line-a", "春风白日依山尽")
-    stale = page.evaluate("() => { const c = document.querySelector('#charts');"
-                          " return ['stale' in c.dataset, Number(getComputedStyle(c).opacity)]; }")
-    assert stale[0] and stale[1] < 0.6, stale
+    tools.wait_until(page, "() => { const c = document.querySelector('#charts');"
+                           " return 'stale' in c.dataset && Number(getComputedStyle(c).opacity) < 0.6; }",
+                     message="the charts of the old lines were not marked and greyed")
+    assert held, "the new answer was asked"
+    holding[0] = False
+    for route in held:
+        route.continue_()
     wait_step(page, tools, count)
     assert page.get_attribute("#charts", "data-stale") is None and page.locator(".lesson-chart").count() >= 2
 
