@@ -53,6 +53,9 @@ def test_step_5_under_none_has_no_positions_to_remove(open_page, tools):
     alt = page.evaluate("() => { const f = document.querySelector('#charts .lesson-chart');"
                         " return document.getElementById(f.getAttribute('aria-describedby')).textContent; }")
     assert TEXTS["bar_without_positions"] not in alt and TEXTS["bar_this"] in alt, alt
+    # The notice (waited for above) and the caption speak of the one bar drawn, not of a grey bar beside it.
+    caption = page.inner_text("#charts .lesson-chart .lesson-chart__caption")
+    assert caption == TEXTS["chart_bars_one"], caption
 
 
 def test_step_8_counts_the_positions_of_the_line_it_names(open_page, tools):
