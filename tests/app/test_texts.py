@@ -119,6 +119,18 @@ def test_step_8_counts_pairs_from_0_in_its_choices_and_verdict(lang):
     assert all(re.search(r"(?<!\d)0(?!\d)", text) and "{last}" in text for text in verdicts), verdicts
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_step_8_names_both_lines_when_they_are_the_same_length(lang):
+    """Lines of one length: the verdict counts the positions of both, and calls neither the longer (issue 39)."""
+    texts = load("lesson", lang)
+    longer = [text for _, text in strings(texts["rotate_verdict"])]
+    same = [text for _, text in strings(texts["rotate_verdict_same"])]
+    assert all("{line}" in text for text in longer), longer
+    for text in same:
+        assert "{line}" not in text and "{n}" in text and "{last}" in text, text
+        assert "A" in text and "B" in text, text
+
+
 # ---- a step or language the page could not open ---------------------------------------------------------
 
 

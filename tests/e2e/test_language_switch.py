@@ -4,6 +4,7 @@ the old language is left (issue 39: steps 17 and 18 kept their Chinese verdict a
 
 import json
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,22 @@ def test_a_language_switch_after_the_reveal_rewords_every_step(open_page, tools,
         after = page.evaluate(REVEAL_TEXTS)
         left = [t for t in before if t and t not in want[n] and any(t in a for a in after)]
         assert not left, (n, left)
+
+
+FR = json.loads((Path(__file__).resolve().parents[2] / "static" / "i18n" / "fr.json").read_text())
+FR_LESSON = json.loads((Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson" / "fr.json").read_text())
+
+
+def test_the_setup_note_and_the_navigations_name_follow_a_switch(open_page, tools):
+    """Step 13 runs the trained model: after a reveal in Japanese and a switch to French, the note under the weights
+    and the navigation's accessible name are French (issue 39: both stayed Japanese)."""
+    page = open_page("/lesson?step=13&lang=ja", locale="en-US", width=390, height=844)
+    count = tools.render_count(page)
+    commit_first_choices(page)
+    tools.wait_rendered(page, count)
+    page.select_option("#lang", "fr")
+    shape = FR["trained_shape"].split("{")[0]
+    tools.wait_until(page, "(want) => document.querySelector('#setup-note').innerText.startsWith(want)", shape,
+                     message=page.inner_text("#setup-note"))
+    assert FR["trained_val_loss"].split("{")[0] in page.inner_text("#setup-note")
+    assert page.get_attribute(".lesson-nav", "aria-label") == FR_LESSON["nav_label"]

@@ -53,10 +53,18 @@ def test_step_5_under_none_has_no_positions_to_remove(open_page, tools):
     alt = page.evaluate("() => { const f = document.querySelector('#charts .lesson-chart');"
                         " return document.getElementById(f.getAttribute('aria-describedby')).textContent; }")
     assert TEXTS["bar_without_positions"] not in alt and TEXTS["bar_this"] in alt, alt
+    # The notice (waited for above) and the caption speak of the one bar drawn, not of a grey bar beside it.
+    caption = page.inner_text("#charts .lesson-chart .lesson-chart__caption")
+    assert caption == TEXTS["chart_bars_one"], caption
 
 
 def test_step_8_counts_the_positions_of_the_line_it_names(open_page, tools):
     page = committed(open_page, tools, 8)
+    # The step's own lines are of one length: the verdict names both, and neither as the longer.
+    a, b = page.input_value("#line-a"), page.input_value("#line-b")
+    assert len(a) == len(b), (a, b)
+    verdict = page.inner_text("#verdict")
+    assert f"{len(a)} positions of lines A and B" in verdict and "the longer line" not in verdict, verdict
     page.fill("#line-a", "白日")
     page.fill("#line-b", "白日依山尽黄河入海流")
     tools.wait_until(page, "() => document.querySelector('#verdict').innerText.includes('10 positions of line B')",

@@ -24,7 +24,8 @@ function reason(verdict, setup) {
   });
 }
 
-/** Steps that ask "same or different" (or "stays or gone", "rounding or large"): the last position's gap. */
+/** Steps that ask "same or different" (or "stays or gone", "rounding or large"): the last position's gap.
+ * caption: the bars' text key, or a function of the answer giving one. */
 function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
   return {
     fetch: fetchCompare,
@@ -40,7 +41,7 @@ function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
       return judged(data, sentences([numbers, reason(v, ctx.setup)]), f.gap);
     },
     charts(data, ctx) {
-      return [barsChart(bars(data, ctx), caption), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
+      return [barsChart(bars(data, ctx), typeof caption === "function" ? caption(data) : caption), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
         ? [alignedChart(data), heatmapChart(data, 0, 0), heatmapChart(data, 1, 0)] : [])];
     },
     notice: notice ?? ((data) => alignedNotice(data)),
@@ -163,8 +164,8 @@ export const nomask = gapKind({ bars: depthBars, notice: depthNotice });
 export const pair = gapKind({ bars: thisModelBar, caption: "chart_bars_one" });
 
 export const posemb = gapKind({
-  caption: "chart_bars_posemb",
-  // Under none there are no positions to remove: one bar, named as the model it is.
+  // Under none there are no positions to remove: one bar, named and captioned as the model it is.
+  caption: (data) => (data.model.position === "none" ? "chart_bars_one" : "chart_bars_posemb"),
   bars: (data) => (data.model.position === "none" ? thisModelBar(data) : [
     { label: tr("bar_without_positions"), value: data.difference.without_position.max_abs },
     { label: tr("bar_with_positions", { mode: modeLabel(data.model.position) }), value: data.difference.with_position.max_abs, current: true },

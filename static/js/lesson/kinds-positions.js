@@ -59,10 +59,12 @@ export const rotate = {
   judge(data, ctx) {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr("reason_not_rope", { mode: modeLabel(ctx.setup.position) }));
-    const text = tr("rotate_verdict", {
+    const [a, b] = [chars(ctx.setup.a).length, chars(ctx.setup.b).length];
+    // The count is of the longer line; lines of one length are named together (neither is "the longer").
+    const text = tr(a === b ? "rotate_verdict_same" : "rotate_verdict", {
       deg0: fig(f, "degrees_first", three), degl: fig(f, "degrees_last", three), last: fig(f, "last_pair"),
       n: fig(f, "positions"), tot0: fig(f, "turned_first", (x) => grouped(Math.round(x))), totl: fig(f, "turned_last", three),
-      line: chars(ctx.setup.a).length >= chars(ctx.setup.b).length ? "A" : "B", // the line the count is of
+      line: a > b ? "A" : "B",
     });
     return judged(data, text, f.theta_first);
   },

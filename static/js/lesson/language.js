@@ -10,7 +10,7 @@ import { PANELS } from "./panels.js";
 import { applyChartVisibility } from "./presenter.js";
 import { renderQuestion } from "./question.js";
 import { judge } from "./reveal.js";
-import { updateHints } from "./setup.js";
+import { updateHints, wordSetupNote } from "./setup.js";
 
 const lessonDicts = new Map([[document.documentElement.lang, firstLessonTexts]]);
 
@@ -30,7 +30,10 @@ export async function switchLanguage(lang) {
   applyDict(lang);
   renderNav();
   renderQuestion(current());
-  if (setupOf(current())) updateHints(setupOf(current()));
+  if (setupOf(current())) {
+    updateHints(setupOf(current()));
+    wordSetupNote(setupOf(current()));
+  }
   if (state.error) wordError();
   // Every verdict is worded by its judge, the self-test's and the summary's too: ask it again, in the new language.
   if (state.answer) state.answer.judged = judge(state.answer);

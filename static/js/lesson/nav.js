@@ -29,6 +29,7 @@ export function renderNav() {
   ui.article.dataset.kind = step.kind;
   ui.kicker.textContent = tr("step_of", { n: state.step, total: STEPS.length, section: tr(`section_${step.section}`) });
   ui.title.textContent = tr(`${step.id}_title`);
+  ui.prev.closest(".lesson-nav").setAttribute("aria-label", tr("nav_label")); // the template's, in the page's language
   fillRich(ui.framing, tr(`${step.id}_framing`));
   for (const [link, n] of [[ui.prev, state.step - 1], [ui.next, state.step + 1]]) {
     const inside = n >= 1 && n <= STEPS.length;

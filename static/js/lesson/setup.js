@@ -33,12 +33,20 @@ export function renderSetup(step) {
   // depth, a head count or a mask of its own would change nothing it computes, so those controls are not offered.
   const apart = setup.distance !== undefined && setup.distance !== null;
   for (const id of ["field-position", "field-n-layer", "field-heads", "field-causal"]) show($(`#${id}`), !apart);
+  wordSetupNote(setup);
+  updateHints(setup);
+  peekSetup(); // the folded setup's button names the step's lines
+}
+
+/** The note under the weights, in the page's language (worded again on a language switch). */
+export function wordSetupNote(setup) {
+  const trained = setup.weights === "trained";
+  const shape = OPTIONS.trained[setup.position];
+  const apart = setup.distance !== undefined && setup.distance !== null;
   const note = apart ? tr(trained ? "relative_setup_note" : "relative_setup_note_random")
     : trained && shape ? trainedNote(shape) : "";
   ui.setupNote.textContent = note;
   show(ui.setupNote, Boolean(note));
-  updateHints(setup);
-  peekSetup(); // the folded setup's button names the step's lines
 }
 
 export function updateHints(setup) {
