@@ -165,6 +165,8 @@ def test_verdict_follows_the_lines(open_page, tools, server_url, steps):
             assert page.get_attribute("[data-verdict]", "data-outcome") != ""
             # The reason is the controls' (issue 39): with "春风" before line A, content alone keeps a gap.
             assert "it comes from content, not" in after.lower(), after
+            # The answer is graded on the question's setup, and the sentence says so (issue 39).
+            assert "You changed the setup" in after and "in the question's setup" in after, after
         if step["kind"] == "limit":
             assert page.get_attribute("[data-verdict]", "data-outcome") == "error"
             assert "pos_emb" in after and "129" in after

@@ -32,10 +32,11 @@ function predictionText(step, judged) {
   if (!saved || saved.choice === undefined) return "";
   const choice = choiceLabel(step, saved.choice);
   const graded = gradedOn(judged);
-  const note = judged.graded ? tr("graded_question_setup") : "";
-  if (graded.outcome === null || graded.outcome === undefined) return sentences([note, tr("you_pending", { choice })]);
-  if (isRight(saved.choice, graded)) return sentences([note, tr("you_right", { choice })]);
-  return sentences([note, tr("you_wrong", { choice, outcome: choiceLabel(step, graded.outcome) })]);
+  // After a changed setup the result above is another setup's: the graded sentence names the question's setup.
+  const [note, on] = judged.graded ? [tr("graded_question_setup"), "_graded"] : ["", ""];
+  if (graded.outcome === null || graded.outcome === undefined) return sentences([note, tr(`you_pending${on}`, { choice })]);
+  if (isRight(saved.choice, graded)) return sentences([note, tr(`you_right${on}`, { choice })]);
+  return sentences([note, tr(`you_wrong${on}`, { choice, outcome: choiceLabel(step, graded.outcome) })]);
 }
 
 const verdictPanel = {
