@@ -11,6 +11,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from model.assets import WEIGHTS_DIR
+
 pytestmark = pytest.mark.e2e
 
 LANGS = ["zh", "ja", "fr", "en"]
@@ -156,6 +158,13 @@ def test_verdict_follows_the_lines(open_page, tools, server_url, steps):
             assert [page.get_attribute("[data-verdict]", name) for name in ("data-outcome", "data-value")] == measured
             assert after.startswith(before.split(" You predicted")[0]), (before, after)
             assert page.inner_text("#notice") != notice, step["id"]
+            # The hardest kind before and after (issue 39): with pos_emb it changes, with RoPE it stays.
+            lt = lesson_texts("en")
+            assert hardest_sentence("learned", lt) in after and "is still" not in after, after
+            page.click("input[name=position][value=rope]")
+            count = wait_step(page, tools, count)
+            assert hardest_sentence("rope", lt) in page.inner_text("[data-verdict]")
+            assert "is still" in page.inner_text("[data-verdict]")
             continue
         assert after != before, (step["id"], after)
         if step["kind"] in GAP_KINDS:
@@ -172,6 +181,20 @@ def test_verdict_follows_the_lines(open_page, tools, server_url, steps):
             assert "pos_emb" in after and "129" in after
         if step["kind"] == "relative":
             assert "春风" in after
+
+
+def hardest_sentence(position: str, lt: dict) -> str:
+    """Step 13's sentence on the hardest kind, recomputed from heads.json (with the head that looks most at the
+    previous character off): "still" only when the hardest kind with every head on is the hardest with it off."""
+    shipped = json.loads((WEIGHTS_DIR / "heads.json").read_text(encoding="utf-8"))
+    model = next(m for m in shipped["models"] if m["position"] == position)
+    gains = max(model["layers"][0]["heads"], key=lambda h: h["by_offset"][1])["ablation"]["by_kind"]
+    before = model["ablation"]["loss"]
+    was, hardest = max(before, key=before.get), max(gains, key=lambda k: before[k] + gains[k])
+    key = "ablate_not_hardest" if was == hardest else "ablate_becomes_hardest"
+    kind = {k: lt[f"ablate_kind_{k}"] for k in gains}
+    return (lt[key].replace("{gains}", kind[max(gains, key=gains.get)]).replace("{hardest}", kind[hardest])
+            .replace("{was}", kind[was]))
 
 
 def commit_on_step_one(open_page, tools, choice):

@@ -113,10 +113,12 @@ export const ablate = {
     // question, with another answer when the head matters most where the model was surest.
     const top = (key) => kinds.reduce((x, y) => (f[`${key}${y}`] > f[`${key}${x}`] ? y : x));
     const [gains, hardest, easiest] = [top(""), top("after_"), kinds.reduce((x, y) => (f[`before_${y}`] < f[`before_${x}`] ? y : x))];
+    const was = top("before_"); // the hardest with every head on: "still" only when it is the same kind
     const kind = (k) => tr(`ablate_kind_${k}`);
     return judged(data, sentences([
       tr("ablate_verdict", vars),
-      gains === hardest ? "" : tr("ablate_not_hardest", { gains: kind(gains), hardest: kind(hardest) }),
+      gains === hardest ? ""
+        : tr(was === hardest ? "ablate_not_hardest" : "ablate_becomes_hardest", { gains: kind(gains), hardest: kind(hardest), was: kind(was) }),
       gains === easiest && gains !== hardest ? tr("ablate_surest", { gains: kind(gains), before: vars[`before_${gains}`] }) : "",
     ]), f[v.outcome]);
   },
