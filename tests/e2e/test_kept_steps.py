@@ -75,7 +75,9 @@ def test_the_probe_step_says_the_apis_figures_and_follows_the_mask(open_page, se
                     before=dec(on[0]["mae"], 1, texts), early=dec(on[1]["by_range"]["0-15"], 1, texts),
                     within=f"{100 * on[1]['within']:.0f}")
     assert expected in verdict, (expected, verdict)
-    assert fill(lt["probe_step_other_off"], other=dec(off[1]["mae"], 1, texts)) in verdict
+    # The mask-off figure is not given away: the notice asks the student to predict it first (issue 39).
+    assert page.locator("#verdict [data-figure=other_mask]").count() == 0, verdict
+    assert lt["probe_try_mask"] in page.inner_text("#notice")
     assert page.get_attribute("#verdict", "data-prediction") == "right"
     assert lt["probe_cannot"] in page.inner_text("#notice")
     drawn = page.evaluate("() => document.querySelector('.lesson-chart .js-plotly-plot').data.map((t) => t.meta)")
@@ -90,6 +92,7 @@ def test_the_probe_step_says_the_apis_figures_and_follows_the_mask(open_page, se
     tools.wait_rendered(page, count)
     verdict = page.inner_text("#verdict")
     assert dec(off[1]["mae"], 1, texts) in verdict and lt["probe_mask_off"] in verdict, verdict
+    assert fill(lt["probe_step_other_on"], other=dec(on[1]["mae"], 1, texts)) in verdict, verdict
     assert_fits(page, size)
 
 

@@ -50,7 +50,9 @@ export const probe = {
         chance: fig(f, "chance", places), before: fig(f, "before", places), early: fig(f, "early", places),
         within: share(f, "within") }),
       tr(`probe_step_${v.outcome}`, { chance_limit: fig(f, "chance_limit", places), close_limit: fig(f, "close_limit", places) }),
-      tr(ctx.setup.causal ? "probe_step_other_off" : "probe_step_other_on", { other: fig(f, "other_mask", places) }),
+      // With the mask off, the lesson's own setup (the mask on) beside it; with the mask on, the mask-off figure is
+      // left to the student's next try (the notice asks them to predict it first).
+      ctx.setup.causal ? "" : tr("probe_step_other_on", { other: fig(f, "other_mask", places) }),
       // Haviv et al.'s reason, where it is the one at work: no positions, the mask on, and the probe reading something.
       ctx.setup.position === "none" && ctx.setup.causal && v.outcome !== "chance" ? tr("probe_step_why") : "",
     ]), f.mae);
