@@ -312,8 +312,13 @@ class Tools:
         return json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
 
     @staticmethod
-    def screenshot(page, name: str, full_page: bool = True) -> Path:
-        """The whole page, or (full_page=False) the screen as the viewer sees it, scrolled where it is."""
+    def screenshot(page, name: str, full_page: bool = True, always: bool = False) -> Path | None:
+        """The whole page, or (full_page=False) the screen as the viewer sees it, scrolled where it is, saved in
+        screenshots/ for a person to look at when HP_SCREENSHOTS=1. No test reads them back, and a full page
+        of charts costs the browser seconds of CPU on a loaded machine (one timed out at 20 s "waiting for
+        fonts"), so a plain run takes none; `always` takes one anyway, for a test about to fail."""
+        if not (always or os.environ.get("HP_SCREENSHOTS")):
+            return None
         SCREENSHOTS.mkdir(exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
         page.screenshot(path=str(path), full_page=full_page)

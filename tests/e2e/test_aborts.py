@@ -8,7 +8,7 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-KEYSTROKES = 200
+KEYSTROKES = 80  # 200 took 112 s of the suite; 80 still abort dozens of requests (32 of 70 in one run)
 LONGEST = 16  # characters: long enough that answers take a while, short enough to draw quickly
 DEBOUNCE_MS = 300  # more than the pages' BURST_MS (static/js/shared/burst.js), which a busy page waits after a key
 CHARS = "白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地上霜"
@@ -16,7 +16,7 @@ DRAWN_A = """() => { const gd = document.querySelector('.heatmap[data-line="a"][
     return gd && gd.data ? gd.data[0].z : null; }"""
 
 
-def test_two_hundred_keystrokes_each_aborting_the_last_request(page, tools, server_url, server_log):
+def test_eighty_keystrokes_each_aborting_the_last_request(page, tools, server_url, server_log):
     compares = {"sent": 0, "aborted": 0}
     answers = []
     page.on("request", lambda r: r.url.endswith("/api/compare") and compares.update(sent=compares["sent"] + 1))

@@ -123,7 +123,7 @@ def test_after_each_reveal_the_question_the_verdict_and_the_chart_fit_the_projec
             fonts[lang] = m["charts"][0]["font"] if m["charts"] else None
             if problems(m, accepted):
                 found[f"step {n} ({steps[n - 1]['id']}), {lang}, {view}"] = problems(m, accepted)
-                tools.screenshot(teacher, f"class-fit-{n}-{view}-{lang}", full_page=False)
+                tools.screenshot(teacher, f"class-fit-{n}-{view}-{lang}", full_page=False, always=True)
         return fonts
 
     for n in asked:

@@ -14,6 +14,7 @@ page sent (captured from the page's own request, not re-derived). Checked per se
   of the same verdict no longer passes; a number outside every span must be one the text writes itself;
 - likewise every keyed number in the note (#notice) and the charts' captions beside the verdict.
 A step added to app/domain/lesson_steps.py is covered without touching this file: the steps come from /api/lesson.
+Each step is refereed on its own setup in all four languages, and on its grid of other setups in one of them.
 """
 
 import ast
@@ -260,8 +261,14 @@ def referee(page, server_url: str, lang: str, step: dict, sent: list, where: str
     assert (page.get_attribute("[data-unknown]", "data-unknown") or "") == unknown, where
 
 
-@pytest.mark.parametrize("lang", ["fr", "zh", "ja", "en"])
+LANGS = ["fr", "zh", "ja", "en"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
 def test_every_verdict_sentence_says_what_the_verdict_says(open_page, tools, server_url, lang):
+    """Every language: every step with choices on its own setup. The grid of other setups runs on each step in
+    one language, in turn (step k's in LANGS[k % 4]): every setup of every step is refereed once, and each
+    language words a quarter of them, for a quarter of the four walks' time."""
     with urllib.request.urlopen(f"{server_url}/api/lesson", timeout=30) as response:
         steps = json.loads(response.read())["steps"]
     judged = [(n, s) for n, s in enumerate(steps, 1) if s.get("choices")]
@@ -282,11 +289,11 @@ def test_every_verdict_sentence_says_what_the_verdict_says(open_page, tools, ser
 
     page.on("request", on_request)
     checked = 0
-    for n, step in judged:
+    for k, (n, step) in enumerate(judged):
         count = tools.commit_step(page, f"{server_url}/lesson?step={n}&lang={lang}", step["choices"][0])
         referee(page, server_url, lang, step, sent, f"{lang} step {n} ({step['id']}), its own setup")
         checked += 1
-        if not step.get("setup"):
+        if not step.get("setup") or LANGS[k % len(LANGS)] != lang:
             continue
         open_setup(page)
         for name, control, change in variations(step):
@@ -297,7 +304,8 @@ def test_every_verdict_sentence_says_what_the_verdict_says(open_page, tools, ser
             count = tools.wait_rendered(page, count)
             referee(page, server_url, lang, step, sent, f"{lang} step {n} ({step['id']}), {name}")
             checked += 1
-    assert checked > len(judged), checked
+    with_setup = [step for k, (_, step) in enumerate(judged) if step.get("setup") and LANGS[k % len(LANGS)] == lang]
+    assert checked > len(judged) + len(with_setup), (checked, "the grid ran no other setup")
 
 
 def test_a_number_keyed_as_one_figure_but_equal_to_another_is_caught():
