@@ -9,6 +9,12 @@ import pytest
 
 E2E = Path(__file__).parent / "e2e"
 
+# numpy's OpenBLAS starts a thread per core and spins them while waiting: on two cores shared with other test
+# processes, browsers and servers, ten windows of the float64 reference GPT took 2.8 s of CPU (10 s of wall time)
+# instead of 0.28 s (1.4 s) with one thread. Read when numpy loads, which no plugin does before this file; the
+# servers and pytest-xdist processes the tests start inherit it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 
 def pytest_configure(config):
     """Under pytest-xdist, one torch thread per test process: scripts/test.sh runs four processes on a two-core
