@@ -74,6 +74,10 @@ class Verdict(BaseModel):
     decided_by: Literal["float32", "float64"] | None = Field(
         description="The same/different steps: float32 when its gap alone decided (over float32_limit: no rerun, "
         "no gap64 in figures), float64 when the float64 rerun did; null for the other steps, which judge no gap.")
+    controls_by: dict[str, Literal["float32", "float64"]] = Field(
+        default_factory=dict, description="The same/different steps: the precision each control's figure (gap_content, "
+        "gap_mask, gap_positions) was measured in: float32 where its gap alone decided, float64 where it was rerun; "
+        "empty for the other steps.")
     ties: list[list[str]] = Field(description="Pairs of results closer than their noise (exercises 2 and 3).")
     setup_is_lessons: bool = Field(description="Whether the setup is the step's own, the one the lesson printed "
                                    "its figure for.")

@@ -107,6 +107,7 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("aligned", None)
     out.setdefault("difference", None)
     out.setdefault("decided_by", None)
+    out.setdefault("controls_by", {})
     own = STEP_BY_ID[step_id]["setup"]
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, CHART_ONLY.get(step_id)),
             "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}
@@ -261,29 +262,33 @@ class StepJudging:
         """Whether float32 decides the verdict and its reason: no float64 rerun at all."""
         return not self.lines64()
 
-    def _controls(self, got: dict) -> tuple[dict[str, bool], dict[str, float]]:
-        """Each control's judgement (real or not) and gap: float32's where it decides, else the float64 rerun's."""
-        judged, figures = {}, {}
+    def _controls(self, got: dict) -> tuple[dict[str, bool], dict[str, float], dict[str, str]]:
+        """Each control's judgement (real or not), gap and the precision its gap was measured in: float32's where it
+        decides, else the float64 rerun's."""
+        judged, figures, by = {}, {}, {}
         content_real = decided32(self._control_gap("content").gap, self._control_gap("content").scale)
         for name in step_controls(self.model.config.position, self.causal):
             a, b = (got.get(self._control_key(name, ids)) for ids in (self.ids_a, self.ids_b))
             if a is not None:
                 gap = gap_of(a.last_logits, b.last_logits)
                 judged[name] = decided64(gap.gap, gap.scale) == "real"
+                by[f"gap_{name}"] = "float64"
             elif content_real and name != "content":
                 continue  # the content control decided the reason: the others were not rerun
             else:
                 gap = self._control_gap(name)
                 judged[name] = decided32(gap.gap, gap.scale) is not None
+                by[f"gap_{name}"] = "float32"
             figures[f"gap_{name}"] = gap.gap
-        return judged, figures
+        return judged, figures, by
 
     def answer(self, lines: list[Line64], registry: ModelRegistry) -> dict:
         config, setup, shown = self.model.config, self.setup, self.facts.gaps[0, WITH]
         got = dict(zip(self.lines64(), lines))
         figures = {"gap": shown.gap, "gap_without": self.facts.gaps[0, WITHOUT].gap, "n_layer": config.n_layer}
+        controls_by = {}
         if not self.same:
-            controls, control_figures = self._controls(got)
+            controls, control_figures, controls_by = self._controls(got)
             figures |= control_figures
         same, different = GAP_STEPS[self.step_id]
         if self._shown_decided32():  # float32 decided: its gap is over float32_limit, 100 times float32's own error
@@ -291,7 +296,7 @@ class StepJudging:
             reason = gap_reason(self.ids_a, self.ids_b, False, controls, config.position, self.causal,
                                 config.n_layer)
             out = {"outcome": different, "reason": reason, "figures": figures, "aligned": None,
-                   "difference": "real", "decided_by": "float32"}
+                   "difference": "real", "decided_by": "float32", "controls_by": controls_by}
             return _finished(self.step_id, setup, out, registry)
         a, b = (got[LineKey(self.model, ids, self.causal, WITH)] for ids in (self.ids_a, self.ids_b))
         judged = gap_of(a.last_logits, b.last_logits)
@@ -309,7 +314,8 @@ class StepJudging:
         rounding = decided64(judged.gap, judged.scale) == "rounding"
         reason = gap_reason(self.ids_a, self.ids_b, rounding, controls, config.position, self.causal, config.n_layer)
         out = {"outcome": same if rounding else different, "reason": reason, "figures": figures,
-               "aligned": aligned, "difference": "rounding" if rounding else "real", "decided_by": "float64"}
+               "aligned": aligned, "difference": "rounding" if rounding else "real", "decided_by": "float64",
+               "controls_by": controls_by}
         return _finished(self.step_id, setup, out, registry)
 
 

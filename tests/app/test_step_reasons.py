@@ -124,3 +124,34 @@ def test_the_lessons_printed_figures_keep_their_digits(client):
     steps = {step["id"]: step for step in client.get("/api/lesson").json()["steps"]}
     assert steps["leak"]["lesson"] == {"value": 1.9e-02, "with": 1.5e-02, "digits": 2}
     assert steps["posemb"]["lesson"]["digits"] == 2 and steps["order"]["lesson"]["digits"] == 2
+
+
+@pytest.mark.parametrize("step", list(GAP_STEPS))
+def test_each_control_says_the_precision_it_was_measured_in(client, registry, reference, step):
+    """A control's figure is a float64 rerun's or float32's (where float32 alone decided it real): the verdict says
+    which (controls_by), so the page can name the precision beside the notice's float32 figures (issue 39: step 5's
+    6.11e-16 beside 3.87e-7). A float64 figure is the reference's to float64's error; a float32 one is far above
+    float32's own error, else float32 could not have decided it."""
+    setup = SETUP[step]
+    ref = reference(setup["position"], 2)
+    tok = registry.tokenizer
+    controls = {"content": (False, False), "mask": (True, False), "positions": (False, True)}
+    for name, (a, b) in PAIRS.items():
+        verdict = client.post(f"/api/lesson/{step}/verdict", json={"a": a, "b": b, "weights": "random",
+                                                                     "n_layer": 2, "n_head": 4}).json()
+        quoted = {key for key in verdict["figures"] if key.removeprefix("gap_") in controls}
+        assert set(verdict["controls_by"]) == quoted, (step, name, verdict["controls_by"])
+        for key, by in verdict["controls_by"].items():
+            mask, use_position = controls[key.removeprefix("gap_")]
+            gap, scale = reference_gap(ref, tok.encode(a), tok.encode(b), mask and setup["causal"], use_position)
+            if by == "float64":
+                assert abs(verdict["figures"][key] - gap) <= 1e-12 * scale, (step, name, key)
+            else:
+                assert by == "float32" and gap >= 1e-4 * scale, (step, name, key, gap, scale)
+    default = client.post("/api/lesson/posemb/verdict", json={}).json()
+    # The issue's screen: the mask-off control rerun in float64 (6.11e-16), pos_emb's gap decided in float32.
+    assert default["controls_by"]["gap_content"] == "float64" and default["controls_by"]["gap_positions"] == "float32"
+
+
+def test_steps_that_judge_no_gap_name_no_control_precision(client):
+    assert client.post("/api/lesson/ex2/verdict", json={}).json()["controls_by"] == {}
