@@ -8,7 +8,8 @@ page sent (captured from the page's own request, not re-derived). Checked per se
   question describes (the step's own: asked with {} when the setup on screen is another);
 - every number the model's sentence ([data-sentence="verdict"]) fills in is a <span data-figure="key"> whose key
   names the figure it is: a figure of the verdict ("gap64"), an expression of figures and setup numbers
-  ("100 * distance", "train_length - 1"), or "run" (a run's name in a figure's name, the 8 of loss_8). Its
+  ("100 * distance", "train_length - 1"), a step's number ("step_nomask": a later step named as the one whose
+  answer a figure held back would give away), or "run" (a run's name in a figure's name, the 8 of loss_8). Its
   printed value, read back from the page's number format in that language (French decimal comma, grouped
   thousands, "2.7 × 10⁻⁷"), equals that figure within the printed rounding, so a number equal to another figure
   of the same verdict no longer passes; a number outside every span must be one the text writes itself;
@@ -25,6 +26,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from app.domain.lesson_steps import STEPS
 
 pytestmark = pytest.mark.e2e
 
@@ -102,9 +105,10 @@ def written_numbers(sentence: str, lang: str) -> list[float]:
     return numbers
 
 
-def assert_numbers_agree(sentence: str, lang: str, verdict: dict, body: dict, where: str) -> None:
+def assert_numbers_agree(sentence: str, lang: str, verdict: dict, body: dict, where: str, named=()) -> None:
+    """named: the numbers of the steps the sentence names by key (step_nomask), checked by their keys."""
     figures = figures_of(verdict.get("figures"))
-    known = figures + setup_numbers(body) + written_numbers(sentence, lang)
+    known = figures + setup_numbers(body) + written_numbers(sentence, lang) + list(named)
     for shown, value, half, percent in printed_numbers(sentence, lang):
         candidates = [100 * f for f in figures] if percent else known
         slack = half * 1.0001 + 1e-12
@@ -117,7 +121,8 @@ OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mu
 
 
 def key_value(key: str, env: dict) -> float:
-    """A data-figure key's value: a name of env, a number, or + - * / of those ("100 * distance")."""
+    """A data-figure key's value: a name of env, a number, round(x, digits) of one (a figure as printed), or
+    + - * / of those ("100 * distance", "round(after, 3) - round(before, 3)")."""
     def value(node):
         if isinstance(node, ast.Expression):
             return value(node.body)
@@ -130,6 +135,9 @@ def key_value(key: str, env: dict) -> float:
             return OPERATORS[type(node.op)](value(node.left), value(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -value(node.operand)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "round" \
+                and len(node.args) == 2 and isinstance(node.args[1], ast.Constant):
+            return round(value(node.args[0]), node.args[1].value)  # a figure as printed, to that many decimals
         raise AssertionError(f"data-figure {key!r} is not an expression of figures")
     return value(ast.parse(key, mode="eval"))
 
@@ -140,6 +148,7 @@ def figure_env(verdict: dict, body: dict) -> dict:
            if isinstance(v, (int, float)) and not isinstance(v, bool)}
     env |= {k: float(body[k]) for k in ("n_layer", "n_head", "distance") if isinstance(body.get(k), int)}
     env |= {f"{k}_length": float(len(body[k])) for k in ("line_a", "line_b") if isinstance(body.get(k), str)}
+    env |= {f"step_{s['id']}": float(n) for n, s in enumerate(STEPS, start=1)}  # "step 3", named by its id
     return env
 
 
@@ -252,9 +261,11 @@ def referee(page, server_url: str, lang: str, step: dict, sent: list, where: str
     sentence = page.inner_text("#verdict [data-sentence='verdict']")
     assert sentence.strip(), f"{where}: no sentence for the verdict"
     setup = json.loads(body)
-    assert_numbers_agree(sentence, lang, verdict, setup, where)
-    assert_keyed_numbers_agree(keyed_numbers(page, "#verdict [data-sentence='verdict']"), lang, verdict, setup,
-                               f"{where}, verdict", every_number=True)
+    keyed = keyed_numbers(page, "#verdict [data-sentence='verdict']")
+    env = figure_env(verdict, setup)
+    named = [env[key] for key, _ in keyed["spans"] if key.startswith("step_") and key in env]
+    assert_numbers_agree(sentence, lang, verdict, setup, where, named)
+    assert_keyed_numbers_agree(keyed, lang, verdict, setup, f"{where}, verdict", every_number=True)
     assert_keyed_numbers_agree(keyed_numbers(page, "#notice:not([hidden]), .lesson-chart__caption"), lang, verdict,
                                setup, f"{where}, note and captions", every_number=False)
     unknown = "".join(verdict.get("unknown") or [])
@@ -319,3 +330,12 @@ def test_a_number_keyed_as_one_figure_but_equal_to_another_is_caught():
     with pytest.raises(AssertionError, match="without a data-figure key"):
         assert_keyed_numbers_agree({"text": "d 3", "rest": "d 3", "spans": []}, "en", verdict, {}, "test", True)
     assert key_value("100 * share - n", figure_env(verdict, {})) == 47.0
+    # The difference of two figures as printed (4.438 - 4.420), not the raw one (0.0173): 0.018 passes, 0.017 not.
+    env = figure_env({"figures": {"loss_4": 4.4378, "loss_8": 4.4205}}, {})
+    key = "round(loss_4, 3) - round(loss_8, 3)"
+    assert abs(key_value(key, env) - 0.018) < 1e-12
+    assert_keyed_numbers_agree({"text": "0.018", "rest": "\u2063", "spans": [[key, "0.018"]]}, "en",
+                               {"figures": {"loss_4": 4.4378, "loss_8": 4.4205}}, {}, "test", every_number=True)
+    with pytest.raises(AssertionError, match="the figure is"):
+        assert_keyed_numbers_agree({"text": "0.017", "rest": "\u2063", "spans": [[key, "0.017"]]}, "en",
+                                   {"figures": {"loss_4": 4.4378, "loss_8": 4.4205}}, {}, "test", every_number=True)

@@ -16,6 +16,16 @@ export const mean = (xs) => xs.reduce((s, x) => s + x, 0) / Math.max(1, xs.lengt
 /** The verdict's figure f[name] as format prints it, keyed by its name for the page (data-figure). */
 export const fig = (f, name, format = (x) => x) => figure(name, format(f[name]), f[name]);
 
+/**
+ * f[a] − f[b] as the page prints it beside f[a] and f[b] (digits decimals each): the difference of the printed
+ * operands, so that 4.438 − 4.420 reads 0.018 on the line, not the raw 4.4378 − 4.4205's 0.017. Keyed as that
+ * arithmetic, "round(a, 3) - round(b, 3)", which tests/e2e/test_referee.py recomputes.
+ */
+export function shownDifference(f, a, b, digits = 3) {
+  const value = Number(Number(f[a]).toFixed(digits)) - Number(Number(f[b]).toFixed(digits));
+  return figure(`round(${a}, ${digits}) - round(${b}, ${digits})`, fixed(value, digits), value);
+}
+
 /** The step's own data and the server's verdict on the same setup, fetched side by side: data.verdict. */
 export function withVerdict(fetchData) {
   return async (ctx, signal) => {

@@ -12,16 +12,55 @@ import { chars, fig, heatmapChart, judged, modelLines, py, two, withVerdict } fr
 /** A same-or-different step's comparison and its verdict (api.js postStepCompare): one request when float32 decides. */
 const fetchCompare = (ctx, signal) => postStepCompare(ctx.step.id, ctx.setup, signal);
 
-/** Why the gap is what it is, in the words of the server's reason id, quoting the controls it was decided by. */
-function reason(verdict, setup) {
+// The reasons that quote the content control (mask off, no positions) as rounding: the answer of "Switch the mask
+// off" (step 3) for lines of the same characters. The reasons content and last_differs quote it as a real gap, on
+// lines of other characters, which that step does not ask about.
+const QUOTE_CONTENT_ROUNDING = new Set(["mask", "position", "position_mask", "other"]);
+
+/**
+ * The later step that asks what the content control shows, while this screen has not answered it ({n, setup}),
+ * else null: the same weights with the mask off and no positions are its question when the mask is on here and the
+ * model is at least as deep as that step's (one layer masks nothing at the last position: step 1's question).
+ */
+function contentAsked(verdict, ctx) {
+  const later = ctx.later?.("nomask");
+  const deep = later && verdict.figures.n_layer >= later.setup.n_layer;
+  return deep && ctx.setup.causal && QUOTE_CONTENT_ROUNDING.has(verdict.reason) ? later : null;
+}
+
+/** Why the gap is what it is, in the words of the server's reason id, quoting the controls it was decided by; a
+ * control that a later step asks the student to predict is named with that step, and its figure held back. */
+function reason(verdict, ctx) {
+  const setup = ctx.setup;
   const a = chars(setup.a);
   const b = chars(setup.b);
   const f = verdict.figures;
-  return tr(`reason_${verdict.reason}`, {
+  // Each control's gap with the precision it was measured in: a float64 rerun's 6.11 × 10⁻¹⁶ and float32's
+  // 3.87 × 10⁻⁷ in the notice are the same control, and say so.
+  const control = (name) => {
+    const value = fig(f, `gap_${name}`, sci);
+    const by = verdict.controls_by?.[`gap_${name}`];
+    return by ? tr(`figure_${by}`, { value }) : value;
+  };
+  const vars = {
     x: visible(a.at(-1) ?? ""), y: visible(b.at(-1) ?? ""), mode: modeLabel(setup.position),
-    n_layer: fig(f, "n_layer"), content: fig(f, "gap_content", sci), mask: fig(f, "gap_mask", sci),
-    positions: fig(f, "gap_positions", sci),
-  });
+    n_layer: fig(f, "n_layer"), content: control("content"), mask: control("mask"), positions: control("positions"),
+  };
+  const asked = contentAsked(verdict, ctx);
+  if (asked) {
+    return sentences([tr(`reason_${verdict.reason}_later`, vars),
+      tr("control_later", { step: figure("step_nomask", asked.n, asked.n) })]);
+  }
+  return tr(`reason_${verdict.reason === "blind" ? blindKey(a, b) : verdict.reason}`, vars);
+}
+
+/**
+ * "Same characters, same last character" is the model's view (the server compares ids): when the lines as typed
+ * differ, the characters outside the vocabulary, all one unknown id, are why; the sentence says so.
+ */
+function blindKey(a, b) {
+  if (a.at(-1) !== b.at(-1)) return "blind_unknown_last";
+  return [...a].sort().join("") === [...b].sort().join("") ? "blind" : "blind_unknown";
 }
 
 /** Steps that ask "same or different" (or "stays or gone", "rounding or large"): the last position's gap.
@@ -38,7 +77,7 @@ function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
         ? tr(key, { gap: fig(f, "gap", sci), gap64: fig(f, "gap64", sci), limit: fig(f, "rounding_limit", sci),
           limit32: fig(f, "float32_limit", sci) })
         : "";
-      return judged(data, sentences([numbers, reason(v, ctx.setup)]), f.gap);
+      return judged(data, sentences([numbers, reason(v, ctx)]), f.gap);
     },
     charts(data, ctx) {
       return [barsChart(bars(data, ctx), typeof caption === "function" ? caption(data) : caption), ...(ctx.step.kind === "posemb" || ctx.step.kind === "order" || ctx.step.kind === "pair"
@@ -53,6 +92,10 @@ function gapKind({ bars, caption = "chart_bars", notice, lesson }) {
 
 function barsChart(items, caption) {
   const list = items.map((item) => labelled(item.label, sci(item.value))).join(tr("list_sep"));
+  // A log axis has no place for 0: lines the model reads as the same get a sentence, not an empty chart.
+  if (items.every((item) => item.value === 0)) {
+    return { name: "gap", caption: tr(caption), alt: tr("chart_bars_zero"), missing: true };
+  }
   return { name: "gap", caption: tr(caption), alt: tr("chart_bars_alt", { items: list }), figure: gapBarsFigure({ items }) };
 }
 
@@ -68,14 +111,15 @@ function alignedChart(data) {
   result.z.forEach((row, h) => row.forEach((v, i) => {
     if (Math.abs(v) > best.gap) best = { gap: Math.abs(v), h, i };
   }));
-  return {
-    name: "aligned",
-    caption: tr("chart_aligned"),
-    // A largest gap of 0 sits at no head and no character: it is said as "every gap is 0".
-    alt: best.gap === 0 ? tr("chart_aligned_alt_zero")
-      : tr("chart_aligned_alt", { gap: sci(best.gap), h: best.h + 1, ch: visible(result.chars[best.i]) }),
-    figure: alignedFigure(result),
-  };
+  // The largest gap is the notice's figure, measured by the server from float32 values: the cells' own, from the
+  // JSON's rounded decimals, can differ from it by a rounding's size (2.00 × 10⁻⁸ against 1.49 × 10⁻⁸). Where the
+  // gaps are rounding no cell stands out, and no head or character is named.
+  const v = data.verdict;
+  const gap = v.figures.aligned_gap ?? best.gap;
+  const alt = gap === 0 ? tr("chart_aligned_alt_zero")
+    : v.aligned === "rounding" ? tr("chart_aligned_alt_rounding", { gap: sci(gap) })
+      : tr("chart_aligned_alt", { gap: sci(gap), h: best.h + 1, ch: visible(result.chars[best.i]) });
+  return { name: "aligned", caption: tr("chart_aligned"), alt, figure: alignedFigure(result) };
 }
 
 function alignedNotice(data) {
@@ -97,8 +141,25 @@ function modePhrase(position, causal = true) {
   return causal ? mode : tr("mode_mask_off", { mode });
 }
 
-/** The model on screen first, then the untrained models of 1 to 3 layers in the same mode, heads and mask. */
-function depthBars(data) {
+/**
+ * The later step that asks about an untrained model of this mode and mask at its own depth (ex1: three layers, no
+ * positions, the mask on), while this screen has not answered it ({n, setup}), else null: that depth's grey bar
+ * would be its answer, so it is held back.
+ */
+function depthAsked(data, ctx) {
+  const later = ctx.later?.("ex1");
+  const m = data.model;
+  return later && m.position === later.setup.position && m.causal === later.setup.causal ? later : null;
+}
+
+/** The untrained models of 1 to 3 layers in the same mode, heads and mask, but a depth a later step asks about. */
+function depthRows(data, ctx) {
+  const asked = depthAsked(data, ctx);
+  return data.by_depth.filter((row) => !asked || row.n_layer !== asked.setup.n_layer);
+}
+
+/** The model on screen first, then the untrained models of the other depths (depthRows). */
+function depthBars(data, ctx) {
   const model = data.model;
   const mode = modePhrase(model.position, model.causal); // the grey bars were run with the same mask
   const onScreen = {
@@ -106,18 +167,32 @@ function depthBars(data) {
     value: data.difference.with_position.max_abs,
     current: true,
   };
-  const untrained = data.by_depth
+  const untrained = depthRows(data, ctx)
     .filter((row) => model.weights === "trained" || row.n_layer !== model.n_layer)
     .map((row) => ({ label: tr("bar_depth", { n_layer: row.n_layer, mode }), value: row.with_position.max_abs }));
   return [onScreen, ...untrained];
 }
 
-function depthNotice(data) {
-  const rows = data.by_depth;
-  return tr("notice_depth", {
-    n_layer: rows.at(-1).n_layer, d1: sci(rows[0].with_position.max_abs), dn: sci(rows.at(-1).with_position.max_abs),
-    mode: modePhrase(data.model.position, data.model.causal),
-  });
+/** The untrained models' gaps by depth, as printed: "from 1 to 3 layers" only when the two ends differ as printed. */
+function depthNotice(data, ctx) {
+  const rows = depthRows(data, ctx);
+  const mode = modePhrase(data.model.position, data.model.causal);
+  const printed = rows.map((row) => sci(row.with_position.max_abs));
+  const last = rows.at(-1).n_layer;
+  let text;
+  if (rows.every((row) => row.with_position.max_abs === 0)) {
+    text = tr("notice_depth_zero", { n_layer: last });
+  } else if (printed.every((p) => p === printed[0])) {
+    text = tr("notice_depth_same", { mode, n_layer: last, gap: printed[0] });
+  } else if (printed[0] === printed.at(-1)) {
+    const list = rows.map((row, i) => labelled(tr("bar_depth", { n_layer: row.n_layer, mode }), printed[i]));
+    text = tr("notice_depth_each", { mode, list: list.join(tr("list_sep")) });
+  } else {
+    text = tr("notice_depth", { n_layer: last, d1: printed[0], dn: printed.at(-1), mode });
+  }
+  const asked = depthAsked(data, ctx);
+  const held = asked && tr("depth_later", { n_layer: asked.setup.n_layer, step: figure("step_ex1", asked.n, asked.n) });
+  return sentences([text, held]);
 }
 
 function gapSnippet(setup, data) {

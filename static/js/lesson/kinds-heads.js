@@ -9,7 +9,8 @@ import { headsLabel, modeLabel, trainingFigure } from "../explorer/plots-results
 import { kindFigure, lossFigure } from "../explorer/plots-ablation.js";
 import { exerciseRuns } from "../explorer/shipped.js";
 import {
-  chars, fetchCompareBeside, fig, fixed, heatmapChart, judged, mean, modelLines, pct, py, two, withVerdict,
+  chars, fetchCompareBeside, fig, fixed, heatmapChart, judged, mean, modelLines, pct, py, shownDifference, two,
+  withVerdict,
 } from "./kind-parts.js";
 
 export const split = {
@@ -107,7 +108,9 @@ export const ablate = {
     const kinds = ["punctuation", "second_line", "other"];
     const vars = { characters: fig(f, "characters", grouped), head: fig(f, "head"), share: figure("100 * share", pct(f.share)) };
     for (const k of kinds) {
-      Object.assign(vars, { [k]: fig(f, k, two), [`before_${k}`]: fig(f, `before_${k}`, two), [`after_${k}`]: fig(f, `after_${k}`, two) });
+      // The rise printed beside its two losses is their printed difference (+0.65 beside 5.26 and 5.91).
+      Object.assign(vars, { [k]: shownDifference(f, `after_${k}`, `before_${k}`, 2), [`before_${k}`]: fig(f, `before_${k}`, two),
+        [`after_${k}`]: fig(f, `after_${k}`, two) });
     }
     // The question asks where the loss rises most; which kind is hardest with the head off is another
     // question, with another answer when the head matters most where the model was surest.
@@ -185,8 +188,13 @@ export function trainingKind(key) {
       if (!runs.length || v.outcome === null) return judged(data, tr("results_empty"));
       const f = v.figures;
       // Two runs closer than their noise: one run each cannot order them, and either order counts.
+      // Their gap as the listed losses print it: the larger printed loss minus the smaller.
+      const apart = (x, y) => {
+        const [hi, lo] = fixed(f[`loss_${x}`]) >= fixed(f[`loss_${y}`]) ? [x, y] : [y, x];
+        return shownDifference(f, `loss_${hi}`, `loss_${lo}`);
+      };
       const ties = v.ties.map(([x, y]) => tr("training_tie", {
-        x: labelOf(x), y: labelOf(y), d: fig(f, `gap_${x}_${y}`, fixed), noise: fig(f, `within_${x}_${y}`, fixed),
+        x: labelOf(x), y: labelOf(y), d: apart(x, y), noise: fig(f, `within_${x}_${y}`, fixed),
       }));
       return judged(data, sentences([
         tr(`${ctx.step.id}_verdict`, { list: listOf(runs, true), order: orderLabel(v.outcome, key, true) }), ...ties,
@@ -205,8 +213,8 @@ export function trainingKind(key) {
       const runs = [...runsOf(data)].sort((x, y) => finalLoss(x) - finalLoss(y));
       if (runs.length < 2) return "";
       const [best, worst] = [runs[0], runs.at(-1)];
-      const gap = finalLoss(worst) - finalLoss(best);
-      return tr("notice_training", { gap: figure(`loss_${id(worst)} - loss_${id(best)}`, fixed(gap), gap) });
+      // The losses the verdict lists, as it prints them: their difference is the one a reader works out.
+      return tr("notice_training", { gap: shownDifference(data.verdict.figures, `loss_${id(worst)}`, `loss_${id(best)}`) });
     },
     // The step count is the runs' own (every run has the same budget), never typed into the text.
     lesson: (data, ctx) => (ctx.step.id === "ex2" ? tr("ex2_lesson", { steps: grouped(runsOf(data)[0].steps.at(-1)) }) : ""),

@@ -7,7 +7,7 @@ import { sci, visible } from "../shared/plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../explorer/plots-positions.js";
 import { lengthFigure, modeLabel } from "../explorer/plots-results.js";
 import { rhythmMeaning } from "../explorer/shipped.js";
-import { chars, fetchCompareBeside, fig, fixed, judged, py, three, two, withVerdict } from "./kind-parts.js";
+import { chars, fetchCompareBeside, fig, fixed, judged, py, shownDifference, three, two, withVerdict } from "./kind-parts.js";
 
 export const table = {
   fetch: withVerdict(() => getShipped("positions")),
@@ -190,8 +190,9 @@ export const length = {
     if (f.none_before === undefined || f.before === undefined) return "";
     return sentences([tr("notice_length", {
       none_before: fig(f, "none_before", fixed), none_after: fig(f, "none_after", fixed),
-      none_rise: figure("none_after - none_before", fixed(f.none_after - f.none_before), f.none_after - f.none_before),
-      rope_rise: figure("after - before", fixed(f.after - f.before), f.after - f.before),
+      // Each rise is the difference of the losses as printed (RoPE's before and after are in the verdict).
+      none_rise: shownDifference(f, "none_after", "none_before"),
+      rope_rise: shownDifference(f, "after", "before"),
     }), f.none_after > f.none_before ? tr("length_why_none", { last: figure("train_length - 1", f.train_length - 1) }) : ""]);
   },
   snippet: () => [

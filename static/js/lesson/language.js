@@ -10,7 +10,7 @@ import { PANELS } from "./panels.js";
 import { applyChartVisibility } from "./presenter.js";
 import { renderQuestion } from "./question.js";
 import { judge } from "./reveal.js";
-import { updateHints, wordSetupNote } from "./setup.js";
+import { updateHints, wordSetupChanged, wordSetupNote } from "./setup.js";
 
 const lessonDicts = new Map([[document.documentElement.lang, firstLessonTexts]]);
 
@@ -34,6 +34,7 @@ export async function switchLanguage(lang) {
     updateHints(setupOf(current()));
     wordSetupNote(setupOf(current()));
   }
+  wordSetupChanged(current());
   if (state.error) wordError();
   // Every verdict is worded by its judge, the self-test's and the summary's too: ask it again, in the new language.
   if (state.answer) state.answer.judged = judge(state.answer);

@@ -20,7 +20,7 @@ import { PANELS } from "./panels.js";
 import { applyChartVisibility, moveChart, showAnswer } from "./presenter.js";
 import { isCommitted } from "./record.js";
 import { keep, onSubmit, renderStep, reveal, revealHere } from "./reveal.js";
-import { explorerLink, readSetup, renderSetup, updateHints } from "./setup.js";
+import { explorerLink, readSetup, renderSetup, updateHints, wordSetupChanged } from "./setup.js";
 import { unfoldVerdict } from "./verdict-fold.js";
 
 function setPresent(on) {
@@ -69,7 +69,10 @@ function onSetupChange(event) {
   readSetup();
   ui.explorer.href = explorerLink(current());
   if (event.type !== "input") renderSetup(current());
-  else updateHints(setupOf(current()));
+  else {
+    updateHints(setupOf(current()));
+    wordSetupChanged(current());
+  }
   if (!isCommitted(current())) return; // before the commit nothing is shown, so nothing to fetch
   // Until the answer for the new setup arrives, the charts on screen are for the old one: greyed.
   ui.charts.dataset.stale = "";

@@ -14,6 +14,7 @@ export const ui = {
   kicker: $("#step-kicker"),
   title: $("#step-title"),
   framing: $("#step-framing"),
+  setupChanged: $("#setup-changed"),
   setup: $("#step-setup"),
   lineA: $("#line-a"),
   lineB: $("#line-b"),

@@ -33,6 +33,16 @@ export function isCommitted(step) {
 }
 
 /**
+ * Step `id` when it comes after `step` and this screen has not answered it yet: {n, setup}, else null. A figure that
+ * the later step asks the student to predict is held back until then, as a teacher would (issue 39).
+ */
+export function unansweredLater(step, id) {
+  const later = STEPS.find((s) => s.id === id);
+  if (!later || numberOf(later) <= numberOf(step) || isCommitted(later)) return null;
+  return { n: numberOf(later), setup: later.setup };
+}
+
+/**
  * The class revealed a question: keep this student's class answer, so the summary counts it afterwards. Not the
  * teacher's: their screen has no answer of its own, and a kept reveal would show on it once the class is lost, or
  * in the next class, as an earlier class's answer.

@@ -13,7 +13,7 @@ import { bumpRenderCount, current, edits, OPTIONS, request, setBusy, setupOf, st
 import { clearAnswer, updatePanels } from "./panels.js";
 import { showAnswer } from "./presenter.js";
 import { readAnswer, renderQuestion } from "./question.js";
-import { classHolds, gradedOn, isCommitted, keepClassRecord, teacherReveals } from "./record.js";
+import { classHolds, gradedOn, isCommitted, keepClassRecord, teacherReveals, unansweredLater } from "./record.js";
 import { judgeSelftest, judgeSummary } from "./selftest-summary.js";
 import { renderSetup } from "./setup.js";
 import { answerOf, saveAnswer } from "./store.js";
@@ -112,7 +112,8 @@ export async function reveal({ scroll = false } = {}) {
     return;
   }
   const kind = KINDS[step.kind];
-  const ctx = { step, setup: setupOf(step) && { ...setupOf(step) }, options: OPTIONS };
+  // later(id): a later step not answered yet, whose figures this step's answer holds back (record.js).
+  const ctx = { step, setup: setupOf(step) && { ...setupOf(step) }, options: OPTIONS, later: (id) => unansweredLater(step, id) };
   // An empty line is an input to fix: said at once, in the page's language, without asking the server.
   const setup = ctx.setup;
   const lines = Object.fromEntries([["line_a", setup?.a], ["line_b", setup?.b]].filter(([, text]) => text !== null));

@@ -2,6 +2,7 @@
 // read back into it, and the explorer link that opens the same setup.
 
 import { explorerUrl, showLineHints, trainedNote } from "../explorer/controls.js";
+import { headsLabel, modeLabel } from "../explorer/plots-results.js";
 import { $, show } from "../shared/dom.js";
 import { tr } from "../shared/i18n.js";
 import { peekSetup } from "./fold.js";
@@ -11,6 +12,7 @@ import { current, OPTIONS, setupOf, state, ui } from "./page.js";
 export function renderSetup(step) {
   const setup = setupOf(step);
   show(ui.setup, Boolean(setup));
+  wordSetupChanged(step);
   if (!setup) return;
   // A step on a model's shipped figures reads no line (a and b null): its setup is the model and the mask.
   ui.lineA.value = setup.a ?? "";
@@ -76,4 +78,47 @@ export function readSetup() {
   if (setup.weights === "trained" && !OPTIONS.trained[setup.position]) setup.weights = "random";
   if (setup.weights === "trained") Object.assign(setup, { n_layer: null, n_head: null });
   return setup;
+}
+
+// ---- the question's setup and the one on screen ---------------------------------------------------
+
+/** What differs between the step's own setup and the one on screen, in the order a reader names a setup. */
+function changedParts(own, live) {
+  const parts = [];
+  if (own.a !== live.a || own.b !== live.b) parts.push("lines");
+  if (own.position !== live.position) parts.push("position");
+  if (own.weights !== live.weights) parts.push("weights");
+  // An untrained model's depth and heads are its own; trained weights fix them (n_layer null).
+  if (live.weights === "random" && (own.weights !== "random" || own.n_layer !== live.n_layer)) parts.push("n_layer");
+  if (live.weights === "random" && (own.weights !== "random" || own.n_head !== live.n_head)) parts.push("n_head");
+  if (own.causal !== live.causal) parts.push("causal");
+  if ((own.distance ?? null) !== (live.distance ?? null)) parts.push("distance");
+  return parts;
+}
+
+function describe(setup, parts) {
+  const words = {
+    lines: () => (setup.b === null ? tr("setup_line", { a: setup.a }) : tr("setup_lines", { a: setup.a, b: setup.b })),
+    position: () => (setup.position === "none" ? tr("mode_none_phrase") : modeLabel(setup.position)),
+    weights: () => tr(setup.weights === "trained" ? "setup_trained" : "setup_random"),
+    n_layer: () => (setup.n_layer ? tr("setup_layers", { n_layer: setup.n_layer }) : ""),
+    n_head: () => (setup.n_head ? headsLabel(setup.n_head) : ""),
+    causal: () => tr(setup.causal ? "probe_mask_on" : "probe_mask_off"),
+    distance: () => (setup.distance ? tr("setup_distance", { distance: setup.distance }) : ""),
+  };
+  return parts.map((part) => words[part]()).filter(Boolean).join(tr("list_sep"));
+}
+
+/**
+ * The step's title, framing and question describe its own setup ("one layer, no positions"): once the setup on
+ * screen is another, a note under the framing names both, the one the question was asked for and the one the
+ * results are for, by what differs (issue 39). Worded again on every change and language switch.
+ */
+export function wordSetupChanged(step) {
+  const own = step.setup;
+  const live = setupOf(step);
+  const parts = own && live ? changedParts(own, live) : [];
+  ui.setupChanged.textContent = parts.length
+    ? tr("setup_changed", { asked: describe(own, parts), shown: describe(live, parts) }) : "";
+  show(ui.setupChanged, parts.length > 0);
 }
