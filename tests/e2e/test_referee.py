@@ -106,7 +106,8 @@ def written_numbers(sentence: str, lang: str) -> list[float]:
 
 
 def assert_numbers_agree(sentence: str, lang: str, verdict: dict, body: dict, where: str, named=()) -> None:
-    """named: the numbers of the steps the sentence names by key (step_nomask), checked by their keys."""
+    """named: the values the sentence's data-figure keys name ("step_nomask", "round(a, 2) - round(b, 2)"), each
+    checked strictly against its key by assert_keyed_numbers_agree."""
     figures = figures_of(verdict.get("figures"))
     known = figures + setup_numbers(body) + written_numbers(sentence, lang) + list(named)
     for shown, value, half, percent in printed_numbers(sentence, lang):
@@ -263,7 +264,8 @@ def referee(page, server_url: str, lang: str, step: dict, sent: list, where: str
     setup = json.loads(body)
     keyed = keyed_numbers(page, "#verdict [data-sentence='verdict']")
     env = figure_env(verdict, setup)
-    named = [env[key] for key, _ in keyed["spans"] if key.startswith("step_") and key in env]
+    # What the keys name (a step's number, a difference of printed figures): checked strictly by key below.
+    named = [key_value(key, env) for key, _ in keyed["spans"] if key != "run"]
     assert_numbers_agree(sentence, lang, verdict, setup, where, named)
     assert_keyed_numbers_agree(keyed, lang, verdict, setup, f"{where}, verdict", every_number=True)
     assert_keyed_numbers_agree(keyed_numbers(page, "#notice:not([hidden]), .lesson-chart__caption"), lang, verdict,
