@@ -188,3 +188,15 @@ def test_the_framing_says_which_setup_the_question_was_asked_for(open_page, tool
     tools.wait_until(page, "(w) => document.querySelector('#setup-changed').innerText.startsWith(w)", want,
                      message=page.inner_text("#setup-changed"))
     assert "依山白日尽" in page.inner_text("#setup-changed")
+
+
+def test_a_line_only_drawn_changes_no_setup_the_question_was_asked_for(open_page, tools):
+    """Step 13's verdict, like its question, is the validation poems': a typed line A is only drawn, so no note; a
+    switch to RoPE changes the question's model, and the note names it."""
+    lt, texts = lesson_texts("en"), tools.texts("en")
+    page, count = committed(open_page, tools, "ablate", "en", width=1280, height=900)
+    count = change(page, tools, count, lambda: page.fill("#line-a", "春眠不觉晓"))
+    assert page.locator("#setup-changed").is_hidden(), page.inner_text("#setup-changed")
+    count = change(page, tools, count, lambda: page.check("input[name=position][value=rope]"))
+    assert page.inner_text("#setup-changed") == fill(lt["setup_changed"], asked=texts["pos_learned"],
+                                                     shown=texts["pos_rope"])

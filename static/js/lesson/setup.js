@@ -83,9 +83,9 @@ export function readSetup() {
 // ---- the question's setup and the one on screen ---------------------------------------------------
 
 /** What differs between the step's own setup and the one on screen, in the order a reader names a setup. */
-function changedParts(own, live) {
+function changedParts(own, live, chartOnly = []) {
   const parts = [];
-  if (own.a !== live.a || own.b !== live.b) parts.push("lines");
+  if ((own.a !== live.a && !chartOnly.includes("a")) || own.b !== live.b) parts.push("lines");
   if (own.position !== live.position) parts.push("position");
   if (own.weights !== live.weights) parts.push("weights");
   // An untrained model's depth and heads are its own; trained weights fix them (n_layer null).
@@ -112,12 +112,13 @@ function describe(setup, parts) {
 /**
  * The step's title, framing and question describe its own setup ("one layer, no positions"): once the setup on
  * screen is another, a note under the framing names both, the one the question was asked for and the one the
- * results are for, by what differs (issue 39). Worded again on every change and language switch.
+ * results are for, by what differs (issue 39); a line a kind only draws (chartOnly) is no part of the question's
+ * setup. Worded again on every change and language switch.
  */
 export function wordSetupChanged(step) {
   const own = step.setup;
   const live = setupOf(step);
-  const parts = own && live ? changedParts(own, live) : [];
+  const parts = own && live ? changedParts(own, live, KINDS[step.kind].chartOnly) : [];
   ui.setupChanged.textContent = parts.length
     ? tr("setup_changed", { asked: describe(own, parts), shown: describe(live, parts) }) : "";
   show(ui.setupChanged, parts.length > 0);
