@@ -109,6 +109,27 @@ def test_the_japanese_titles_are_japanese():
         assert not re.search(r"[A-Za-z]{3,}", title.replace("GPT", "")), title
 
 
+# Latin words a Japanese sentence may hold: the code's and the lesson's names, the authors cited, the keys and file
+# formats a student meets as written, and the languages' own names. Anything else is English left in the prose
+# ("二文字目の query が一文字目の key に…", issue 39): the Japanese texts say クエリ and キー.
+JA_LATIN_ALLOWED = {
+    "RoPE", "GPT", "qkv", "proj", "tok_emb", "pos_emb", "softmax", "float", "cos", "sin", "log", "max",
+    "Haviv", "Barbero", "Llama", "NoPos", "TransformerLens", "Python", "Enter", "Esc", "host",
+    "QR", "CSV", "JSON", "json", "PNG", "SVG", "UTC", "ID", "English", "Français",
+}
+
+
+@pytest.mark.parametrize("kind", FILES)
+def test_japanese_prose_holds_no_english_word(kind):
+    found = []
+    for key, text in strings(load(kind, "ja")):
+        for word in re.findall(r"[A-Za-zÀ-ÿ_]+", prose(text)):
+            # One or two letters are the formulas' names (q, k, m − n, L, i) and the lines A and B.
+            if (len(word) > 2 or "_" in word) and word not in JA_LATIN_ALLOWED:
+                found.append((key, word))
+    assert not found, found
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_step_8_counts_pairs_from_0_in_its_choices_and_verdict(lang):
     """The verdict and the charts say pair 0 … pair {last} (0-based, as the code and the explorer's axis);
