@@ -130,6 +130,24 @@ def test_japanese_prose_holds_no_english_word(kind):
     assert not found, found
 
 
+# The probe step's two limits as each language says the share of chance's error they stand at (step_judges.py).
+SHARE_WORDS = {0.25: {"zh": "四分之一", "ja": "4 分の 1", "fr": "quart", "en": "quarter"},
+               0.1: {"zh": "十分之一", "ja": "1 割", "fr": "dixième", "en": "tenth"}}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_probe_step_says_what_its_limits_are(lang):
+    """Step 14: "over 8.0 places" said nothing of where 8.0 comes from (issue 39). Each sentence that quotes a limit
+    says what share of chance's error it is, the share step_judges.py decides with."""
+    from app.services.step_judges import PROBE_CHANCE, PROBE_CLOSE
+
+    texts = load("lesson", lang)
+    for key in ("probe_step_close", "probe_step_rough"):
+        assert "{close_limit}" in texts[key] and SHARE_WORDS[PROBE_CLOSE][lang] in texts[key], (key, texts[key])
+    assert "{chance_limit}" in texts["probe_step_chance"], texts["probe_step_chance"]
+    assert SHARE_WORDS[PROBE_CHANCE][lang] in texts["probe_step_chance"], texts["probe_step_chance"]
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_step_8_counts_pairs_from_0_in_its_choices_and_verdict(lang):
     """The verdict and the charts say pair 0 … pair {last} (0-based, as the code and the explorer's axis);
