@@ -74,7 +74,7 @@ export const heads = {
   charts: (data) => data.lines[0].attention[0].map((_, h) => heatmapChart(data, 0, h)),
   notice: (data) => {
     const numbers = headNumbers(data);
-    if (!numbers) return tr("reason_one_char");
+    if (!numbers) return ""; // the verdict says it once: one character, nothing to compare
     return sentences(numbers.map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) })));
   },
   snippet: (ctx) => [
