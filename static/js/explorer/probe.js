@@ -14,7 +14,7 @@ import { whenVisible } from "../shared/lazy.js";
 import {
   MODE_STYLE, MUTED, PUOR, TYPE, baseLayout, colorbar, lineAxis, narrowScreen, titleText, wrapLabel,
 } from "../shared/plots.js";
-import { modeLabel } from "./plots-results.js";
+import { modeInSentence, modeLabel } from "./plots-results.js";
 import { degrees, ordered, pairLabel, probeVerdict, siteLabel, speedsVerdict } from "./probe-words.js";
 import { failed, showLoadError } from "./shipped.js";
 import { askedStep, loadTimeline, onStepChange } from "./step-control.js";
@@ -27,7 +27,7 @@ const getJson = (path, query, signal) => apiRequest(path, { query, signal });
 export function probeFigure({ trained, untrained }) {
   // On a phone the untrained line's name leaves out its mode, so the legend stays left of the chart's toolbar.
   const untrainedName = (m) => (narrowScreen() ? tr("probe_untrained_short", { n: m.n_layer })
-    : tr("probe_untrained", { mode: modeLabel(m.position), n: m.n_layer }));
+    : tr("probe_untrained", { mode: modeInSentence(m.position), n: m.n_layer }));
   const lines = [...trained.map((m) => ({ m, style: MODE_STYLE[m.position], name: modeLabel(m.position) })),
     ...(untrained ? [{ m: untrained, style: UNTRAINED, name: untrainedName(untrained) }] : [])];
   const data = lines.map(({ m, style, name }) => {
