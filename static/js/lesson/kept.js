@@ -86,9 +86,10 @@ export const probe = {
 
 /** Loss with every pair turning and with each band stopped; beside it, the previous-character head's attention. */
 function bandsFigure(f) {
-  // The bars' names on two lines, level (turned, they took half a projector's chart).
-  const names = ["all", "fastest", "slowest"].map((b) => wrapLabel(tr(`bands_bar_${b}`), 12));
+  // The bars' names on two lines, level (turned, they took half a projector's chart); on a phone on three, narrower,
+  // or the names of neighbouring bars ran into each other.
   const narrow = narrowScreen();
+  const names = ["all", "fastest", "slowest"].map((b) => wrapLabel(tr(`bands_bar_${b}`), narrow ? 9 : 12));
   const bar = (name, y, color, axis, text) => ({
     type: "bar", name: esc(name), x: names, y, yaxis: axis, offsetgroup: axis, marker: { color },
     text: y.map(text), textposition: "outside", cliponaxis: false, hovertemplate: `%{x} · %{text}<extra>${esc(name)}</extra>`,
@@ -101,11 +102,11 @@ function bandsFigure(f) {
     ],
     layout: baseLayout({
       height: narrow ? 340 : 300,
-      margin: { l: 56, r: 56, t: narrow ? 12 : 40, b: 40 },
+      margin: { l: 56, r: 56, t: 40, b: 40 },
       barmode: "group",
       showlegend: true,
-      legend: narrow ? { orientation: "h", x: 0, y: -0.2, yanchor: "top", font: { size: TYPE.legend } }
-        : { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: TYPE.legend } },
+      // Above the bars on a phone too: below them it lay on the bars' names once they took three lines.
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: TYPE.legend } },
       xaxis: lineAxis("", { type: "category", automargin: true, tickangle: 0 }),
       // Few ticks a side (0, 10; 0 %, 50 %, 100 %): more ran into each other on a projector's short chart.
       yaxis: lineAxis(tr("bands_axis_loss"), { rangemode: "tozero", nticks: 2 }),
