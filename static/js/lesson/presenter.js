@@ -21,12 +21,13 @@ const FIT_SLACK = 8; // px under the chart, so its frame is not cut by the scree
  * compacts the question); in the presenter's view without a class, the verdict and its first chart do (issue 39:
  * turned on after a reveal, the view went to the top of the page and both were below the first screen). A verdict
  * too tall to leave PROJECTOR_PLOT for the chart folds its last sentences, the charts on screen take the height left
- * under them, never more than their own, then the view moves to the question in a class, to the answer without
+ * under them, never more than their own, then the view moves to the question in a class, to the verdict without
  * one. A question and verdict so long that the chart would shrink under PROJECTOR_MIN_PLOT move it to the verdict.
  */
 export function showAnswer() {
   const teacher = lesson.room?.role === "teacher";
-  let from = teacher ? ui.form : ui.reveal;
+  // A presenter alone starts the screen at the verdict: the answer's heading above it would take the chart's room.
+  let from = teacher ? ui.form : state.present ? ui.verdict : ui.reveal;
   unfoldVerdict(ui.verdict, ui.verdictMore);
   const plots = $$(".lesson-chart:not([hidden]) .lesson-plot", ui.charts);
   for (const plot of plots) plot.style.height = "";
