@@ -109,6 +109,45 @@ def test_the_japanese_titles_are_japanese():
         assert not re.search(r"[A-Za-z]{3,}", title.replace("GPT", "")), title
 
 
+# Latin words a Japanese sentence may hold: the code's and the lesson's names, the authors cited, the keys and file
+# formats a student meets as written, and the languages' own names. Anything else is English left in the prose
+# ("二文字目の query が一文字目の key に…", issue 39): the Japanese texts say クエリ and キー.
+JA_LATIN_ALLOWED = {
+    "RoPE", "GPT", "qkv", "proj", "tok_emb", "pos_emb", "softmax", "float", "cos", "sin", "log", "max",
+    "Haviv", "Barbero", "Llama", "NoPos", "TransformerLens", "Python", "Enter", "Esc", "host",
+    "QR", "CSV", "JSON", "json", "PNG", "SVG", "UTC", "ID", "English", "Français",
+}
+
+
+@pytest.mark.parametrize("kind", FILES)
+def test_japanese_prose_holds_no_english_word(kind):
+    found = []
+    for key, text in strings(load(kind, "ja")):
+        for word in re.findall(r"[A-Za-zÀ-ÿ_]+", prose(text)):
+            # One or two letters are the formulas' names (q, k, m − n, L, i) and the lines A and B.
+            if (len(word) > 2 or "_" in word) and word not in JA_LATIN_ALLOWED:
+                found.append((key, word))
+    assert not found, found
+
+
+# The probe step's two limits as each language says the share of chance's error they stand at (step_judges.py).
+SHARE_WORDS = {0.25: {"zh": "四分之一", "ja": "4 分の 1", "fr": "quart", "en": "quarter"},
+               0.1: {"zh": "十分之一", "ja": "1 割", "fr": "dixième", "en": "tenth"}}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_probe_step_says_what_its_limits_are(lang):
+    """Step 14: "over 8.0 places" said nothing of where 8.0 comes from (issue 39). Each sentence that quotes a limit
+    says what share of chance's error it is, the share step_judges.py decides with."""
+    from app.services.step_judges import PROBE_CHANCE, PROBE_CLOSE
+
+    texts = load("lesson", lang)
+    for key in ("probe_step_close", "probe_step_rough"):
+        assert "{close_limit}" in texts[key] and SHARE_WORDS[PROBE_CLOSE][lang] in texts[key], (key, texts[key])
+    assert "{chance_limit}" in texts["probe_step_chance"], texts["probe_step_chance"]
+    assert SHARE_WORDS[PROBE_CHANCE][lang] in texts["probe_step_chance"], texts["probe_step_chance"]
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_step_8_counts_pairs_from_0_in_its_choices_and_verdict(lang):
     """The verdict and the charts say pair 0 … pair {last} (0-based, as the code and the explorer's axis);

@@ -70,7 +70,7 @@ def test_the_probe_step_says_the_apis_figures_and_follows_the_mask(open_page, se
     on = after_block_1(api(server_url, "/api/probe", position="none", causal="true"))
     off = after_block_1(api(server_url, "/api/probe", position="none", causal="false"))
     verdict = page.inner_text("#verdict")
-    expected = fill(lt["probe_step_verdict"], mode=texts["pos_none"], mask=lt["probe_mask_on"],
+    expected = fill(lt["probe_step_verdict"], mode=texts["pos_none_phrase"], mask=lt["probe_mask_on"],
                     mae=dec(on[1]["mae"], 1, texts), chance=dec(on[1]["chance"], 1, texts),
                     before=dec(on[0]["mae"], 1, texts), early=dec(on[1]["by_range"]["0-15"], 1, texts),
                     within=f"{100 * on[1]['within']:.0f}")

@@ -206,17 +206,19 @@ def test_a_tap_enlarges_a_map_and_a_tap_or_escape_returns(open_page):
 
 # Every chart with Plotly's toolbar: the bar's box against each legend's and colour bar's box (the bar is
 # laid out even while hidden, and shows on hover or a tap).
-COVERED = """() => {
+COVERED = """(parts = '.legend, .colorbar') => {
   const hits = [];
   for (const gd of document.querySelectorAll('.js-plotly-plot')) {
     const bar = gd.querySelector('.modebar');
     if (!bar) continue;
     const m = bar.getBoundingClientRect();
-    for (const part of gd.querySelectorAll('.legend, .colorbar')) {
+    for (const part of gd.querySelectorAll(parts)) {
       const r = part.getBoundingClientRect();
       const x = Math.min(m.right, r.right) - Math.max(m.left, r.left);
       const y = Math.min(m.bottom, r.bottom) - Math.max(m.top, r.top);
-      if (r.width && r.height && x > 0 && y > 0) hits.push(`${gd.id || gd.className}: ${part.getAttribute('class')}`);
+      if (r.width && r.height && x > 0 && y > 0) {
+        hits.push(`${gd.id || gd.className}: ${part.getAttribute('class') || part.textContent}`);
+      }
     }
   }
   return hits;
@@ -235,15 +237,15 @@ def scroll_through(page, wanted: list[str]) -> None:
     page.wait_for_function("() => !document.querySelector('section.panel[data-state=\"loading\"]')")
 
 
-def assert_nothing_covered(page, tools) -> None:
-    """The toolbar covers no legend or colour bar once the charts have settled: the last charts make room for it
-    in one relayout after they draw, so this waits for that (WAIT_TIMEOUT at most) rather than a fixed time, and a
-    toolbar still over a legend then fails with the places it covers."""
+def assert_nothing_covered(page, tools, parts: str = ".legend, .colorbar") -> None:
+    """The toolbar covers no legend or colour bar (or other `parts`) once the charts have settled: the last charts
+    make room for it in one relayout after they draw, so this waits for that (WAIT_TIMEOUT at most) rather than a
+    fixed time, and a toolbar still over a legend then fails with the places it covers."""
     try:
-        tools.wait_until(page, f"() => ({COVERED})().length === 0")
+        tools.wait_until(page, f"(parts) => ({COVERED})(parts).length === 0", parts)
     except AssertionError:
         pass  # the assertion below names what stays covered
-    assert page.evaluate(COVERED) == []
+    assert page.evaluate(COVERED, parts) == []
 
 
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["390", "1280"])
@@ -265,6 +267,31 @@ def test_no_toolbar_covers_a_legend_or_colour_bar_in_the_lesson(open_page, tools
         commit_first_choice(page, tools)
     assert page.locator("#charts .js-plotly-plot").count() > 0
     assert_nothing_covered(page, tools)
+
+
+# The x labels of each chart on screen, left to right: their boxes, to check neighbours keep apart.
+X_LABELS = """() => [...document.querySelectorAll('#charts .js-plotly-plot')].map((gd) =>
+  [...gd.querySelectorAll('.xtick > text')].map((t) => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+  }).filter((r) => r.right > r.left).sort((a, b) => a.left - b.left))"""
+X_LABEL_GAP = 6  # px between neighbouring x labels: closer, two bars' names read as one
+
+
+@pytest.mark.parametrize("lang", ["ja", "fr"])
+@pytest.mark.parametrize("step", [15, 16])
+def test_on_a_phone_the_training_steps_toolbar_covers_no_tick_and_their_x_labels_keep_apart(open_page, tools, lang,
+                                                                                          step):
+    """Step 15 on a phone: the toolbar lay over the right axis's 100% and the bars' names touched (issue 39)."""
+    page = open_lesson(open_page, tools, step, lang, PHONE)
+    commit_first_choice(page, tools)
+    assert page.locator("#charts .js-plotly-plot").count() > 0
+    assert_nothing_covered(page, tools, ".legend, .colorbar, [class$='tick'] > text")
+    for labels in page.evaluate(X_LABELS):
+        for a, b in zip(labels, labels[1:]):
+            apart = a["bottom"] <= b["top"] or b["bottom"] <= a["top"] or b["left"] - a["right"] >= X_LABEL_GAP
+            gap = b["left"] - a["right"]
+            assert apart, f"step {step} ({lang}): {a['text']!r} and {b['text']!r} are {gap:.0f} px apart"
 
 
 # ---- 4. figures never break across lines -----------------------------------------------------------------

@@ -559,6 +559,33 @@ def test_every_lesson_error_is_reworded_after_a_language_switch(open_page, tools
     assert page.is_visible("#lesson-error")
 
 
+# The input that puts each case of ERRORS right again.
+PUT_RIGHT = {
+    "step 5, 130 characters": lambda page: page.fill("#line-a", "白日依山尽"),
+    "step 9, distance past 64": lambda page: page.fill("#distance", "2"),
+    "an empty line": lambda page: page.fill("#line-b", "山尽白日依"),
+}
+
+
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_an_error_put_right_leaves_no_text_behind(open_page, tools, case):
+    """Once the input is right again, the hidden error kept its English text in the page, and kept it through a
+    switch to Japanese (issue 39): a screen reader or a copy of the page still had it. It goes with the error."""
+    open_page.allow("status of 422")
+    n, act = ERRORS[case]
+    page, error = lesson_error(open_page, tools, n, "en", act)
+    count = tools.render_count(page)
+    PUT_RIGHT[case](page)
+    wait_step(page, tools, count)
+    assert page.is_hidden("#lesson-error")
+    assert page.evaluate("() => document.querySelector('#lesson-error').textContent") == ""
+    page.select_option("#lang", "ja")
+    tools.wait_until(page, "() => document.documentElement.lang === 'ja'")
+    wait_step(page, tools, count)
+    assert page.evaluate("() => document.querySelector('#lesson-error').textContent") == ""
+    assert error not in page.evaluate("() => document.body.textContent")
+
+
 def test_the_explorer_link_of_a_lesson_step_carries_no_training_step(open_page, tools):
     """?step= on the lesson page is the lesson's step: the explorer link must not take it for a training step."""
     for n in (5, 12):

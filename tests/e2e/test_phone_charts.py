@@ -4,12 +4,14 @@ and x labels apart, their axis title inside the picture and their legend off the
 
 import json
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.e2e
 
 KINDS = {"leak", "nomask", "ex1", "ablate"}  # the gap bars' kinds, and the head ablation's
+LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
 MIN_PLOT_WIDTH = 150  # px of a 390 px screen left to the bars once the labels are laid out
 
 # Every chart's boxes on screen: the svg, the plot area, the tick labels per axis, the axis titles, the legend.
@@ -83,3 +85,41 @@ def test_the_lessons_bar_charts_fit_a_phone(open_page, tools, server_url, lang):
             check_chart(boxes, f"{lang} step {n} ({step['id']}), chart {i} ({figure.get_attribute('data-name')})")
             measured += 1
     assert measured >= len(chosen), measured
+
+
+def fill(template: str, **values) -> str:
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", str(value))
+    return template
+
+
+def drawn_labels(page, axis: str) -> list[list[str]]:
+    """Each tick label of the lesson's first chart on `axis`: its lines as drawn (Plotly's tspans, one per line)."""
+    return page.eval_on_selector(".lesson-chart[data-chart='0']", """(figure, axis) =>
+        [...figure.querySelectorAll(`.${axis}tick text`)].map((t) => {
+          const lines = [...t.querySelectorAll('tspan.line')];
+          return lines.length ? lines.map((l) => l.textContent) : [t.textContent];
+        })""", axis)
+
+
+@pytest.mark.parametrize(("lang", "step"), [("fr", "ex1"), ("ja", "probe")])
+def test_a_label_wrapped_on_a_phone_reads_as_written(open_page, tools, server_url, lang, step):
+    """A break took the space it fell on, so the drawn label's text, which a screen reader reads and a copy takes,
+    glued the words: "entraîné, 3couches", 「ブロック1 の前」 (issue 39). Each label drawn on several lines is, lines
+    put together, one of the labels the texts give, with every space."""
+    with urllib.request.urlopen(f"{server_url}/api/lesson", timeout=30) as response:
+        steps = json.loads(response.read())["steps"]
+    n, chosen = next((n, s) for n, s in enumerate(steps, 1) if s["id"] == step)
+    texts, lt = tools.texts(lang), json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
+    if step == "ex1":  # the model on screen (3 layers, untrained) and the untrained ones of 1 and 2 layers
+        axis, written = "y", {fill(lt["bar_model_random"]["other"], n_layer=3), fill(lt["bar_depth"]["one"], n_layer=1),
+                              fill(lt["bar_depth"]["other"], n_layer=2)}
+    else:  # the probe's sites: before block 1, then each block's attention and the stream after it
+        axis, written = "x", {texts["probe_site_embedding"], *(fill(texts[f"probe_site_{site}"], n=layer)
+                                                               for site in ("z", "residual") for layer in (1, 2))}
+    page = open_page(f"/lesson?step=1&lang={lang}", width=390, height=844, locale=lang)
+    tools.commit_step(page, f"{server_url}/lesson?step={n}&lang={lang}", chosen["choices"][0])
+    page.locator(".lesson-chart[data-chart='0'] .main-svg .cartesianlayer").first.wait_for()
+    labels = drawn_labels(page, axis)
+    assert any(len(lines) > 1 for lines in labels), f"no label is wrapped: nothing to check ({labels})"
+    assert {"".join(lines) for lines in labels} <= written, (labels, written)

@@ -34,7 +34,31 @@ test("words the browser's dictionary splits (权重, 掩码) stay whole at every
   }
 });
 
-test("a Latin label still breaks after spaces and commas only", () => {
-  assert.deepEqual(lines("same weights, positions removed", 16), ["same weights,", "positions", "removed"]);
+test("a Latin label still breaks after spaces and commas only, keeping the space it breaks at", () => {
+  assert.deepEqual(lines("same weights, positions removed", 16), ["same weights, ", "positions ", "removed"]);
   assert.deepEqual(lines("pos_emb", 4), ["pos_emb"]);
+});
+
+// Issue 39: a break took the space it fell on ("3 couches" drawn as 3 / couches read "3couches"; 「ブロック 1 の前」
+// read 「ブロック1 の前」), and a line could start with a Japanese particle.
+test("the lines put together are the label: a break keeps its space and adds none", () => {
+  const labels = ["ce modèle : non entraîné, 3 couches, sans position", "attention du bloc 1 (z)", "avant le bloc 1",
+    "ブロック 1 の前", "ブロック 2 の注意 (z)", "速い 4 分の 1 を停止", "直前の文字を見るヘッドの注意", "未训练，2 层，无位置信息"];
+  for (const width of [4, 6, 8, 12, 16]) {
+    for (const label of labels) {
+      const got = lines(label, width);
+      assert.equal(got.join(""), label, `${label} at ${width}: ${got}`);
+      assert.ok(!got.some((line) => /^\s/u.test(line)), `${label} at ${width}: ${got}`);
+    }
+  }
+});
+
+test("a number keeps the word after it, and no line starts with a Japanese particle", () => {
+  for (const width of [4, 6, 8, 12, 16]) {
+    for (const label of ["non entraîné, 3 couches", "速い 4 分の 1 を停止", "直前の文字を見るヘッドの注意"]) {
+      const got = lines(label, width);
+      assert.ok(!got.some((line, i) => /\d\s*$/u.test(line) && got[i + 1]), `${label} at ${width}: ${got}`);
+      assert.ok(!got.some((line, i) => i > 0 && /^[のをにがはでとへもや]/u.test(line)), `${label} at ${width}: ${got}`);
+    }
+  }
 });

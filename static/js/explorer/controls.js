@@ -5,6 +5,7 @@
 
 import { $ } from "../shared/dom.js";
 import { sentences, tr } from "../shared/i18n.js";
+import { modeInSentence } from "./plots-results.js";
 import { DEFAULTS, toSearch } from "./state.js";
 
 /** The shipped trained weights' shape for a mode ({n_layer, n_head, ..., val_loss}), or null. */
@@ -23,7 +24,7 @@ export function servedModel(options, weights) {
 
 /** The note under the weights for an operator's model; startLines: the page replaced the lesson's lines. */
 export function modelNote(model, startLines) {
-  const parts = [tr("model_note", { ...model, position: tr(`pos_${model.position}`) })];
+  const parts = [tr("model_note", { ...model, position: modeInSentence(model.position) })];
   if (model.val_loss !== null && model.val_loss !== undefined) {
     parts.push(tr("trained_val_loss", { val_loss: Number(model.val_loss).toFixed(3) }));
   }

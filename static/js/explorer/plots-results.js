@@ -16,6 +16,12 @@ export function modeLabel(position) {
   return tr(`pos_${position}`);
 }
 
+/** A mode as a sentence names it: "none" as a phrase ("no positions", 位置の情報なし), since its bare name reads as
+ * a word of the sentence ("with positions (none)", "adding none gives"); pos_emb and RoPE by their names. */
+export function modeInSentence(position) {
+  return tr(position === "none" ? "pos_none_phrase" : `pos_${position}`);
+}
+
 export function headsLabel(n) {
   return tr(n === 1 ? "heads_one" : "heads_many", { n });
 }

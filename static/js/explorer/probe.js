@@ -14,7 +14,7 @@ import { whenVisible } from "../shared/lazy.js";
 import {
   MODE_STYLE, MUTED, PUOR, TYPE, baseLayout, colorbar, lineAxis, narrowScreen, titleText, wrapLabel,
 } from "../shared/plots.js";
-import { modeLabel } from "./plots-results.js";
+import { modeInSentence, modeLabel } from "./plots-results.js";
 import { degrees, ordered, pairLabel, probeVerdict, siteLabel, speedsVerdict } from "./probe-words.js";
 import { failed, showLoadError } from "./shipped.js";
 import { askedStep, loadTimeline, onStepChange } from "./step-control.js";
@@ -27,7 +27,7 @@ const getJson = (path, query, signal) => apiRequest(path, { query, signal });
 export function probeFigure({ trained, untrained }) {
   // On a phone the untrained line's name leaves out its mode, so the legend stays left of the chart's toolbar.
   const untrainedName = (m) => (narrowScreen() ? tr("probe_untrained_short", { n: m.n_layer })
-    : tr("probe_untrained", { mode: modeLabel(m.position), n: m.n_layer }));
+    : tr("probe_untrained", { mode: modeInSentence(m.position), n: m.n_layer }));
   const lines = [...trained.map((m) => ({ m, style: MODE_STYLE[m.position], name: modeLabel(m.position) })),
     ...(untrained ? [{ m: untrained, style: UNTRAINED, name: untrainedName(untrained) }] : [])];
   const data = lines.map(({ m, style, name }) => {
@@ -160,8 +160,10 @@ export function speedsFigure({ speeds, measure }) {
   };
   const layout = baseLayout({
     margin: { l: 8, r: 8, t: 6, b: 8 },
+    // A size smaller on a phone: eight columns of about 25 px left 3 px between "1-1" and "1-2" in the tick type.
     xaxis: { title: titleText(tr(narrow ? "speeds_axis_head_short" : "speeds_axis_head"), { standoff: 2 }),
-      fixedrange: true, automargin: true, showgrid: false, zeroline: false, type: "category", tickangle: 0 },
+      fixedrange: true, automargin: true, showgrid: false, zeroline: false, type: "category", tickangle: 0,
+      ...(narrow ? { tickfont: { size: TYPE.tick - 3 } } : {}) },
     yaxis: { title: titleText(tr("speeds_axis_pair"), { standoff: 2 }), autorange: "reversed", fixedrange: true,
       automargin: true, showgrid: false, zeroline: false, type: "category" },
   });

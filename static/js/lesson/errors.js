@@ -39,7 +39,9 @@ export function wordError() {
   ui.error.textContent = sentences([...fields, ...general]);
 }
 
+/** No error: none kept in the page either, where a language switch would leave it in the language it was made in. */
 export function hideError() {
   state.error = null;
+  ui.error.textContent = "";
   show(ui.error, false);
 }

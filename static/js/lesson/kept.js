@@ -7,7 +7,7 @@ import { postVerdict, request } from "../shared/api.js";
 import { escapePlotly as esc, figure, num, sentences, tr } from "../shared/i18n.js";
 import { COLORS, MUTED, TYPE, baseLayout, lineAxis, narrowScreen, wrapLabel } from "../shared/plots.js";
 import { probeFigure, speedsFigure } from "../explorer/probe.js";
-import { modeLabel } from "../explorer/plots-results.js";
+import { modeInSentence } from "../explorer/plots-results.js";
 
 const places = (x) => num(Number(x).toFixed(1)); // 19,1 in French
 const nats = (x) => num(Number(x).toFixed(3));
@@ -27,7 +27,7 @@ function judged(verdict, text, value) {
 /** A verdict without an outcome (weights not trained, the mask off for the bands...), in the reason's words. */
 function noOutcome(verdict, setup) {
   return judged(verdict, tr(verdict.reason === "no_results" ? "results_empty" : `reason_${verdict.reason}`,
-    { mode: modeLabel(setup.position) }));
+    { mode: modeInSentence(setup.position) }));
 }
 
 export const probe = {
@@ -46,7 +46,7 @@ export const probe = {
     const f = v.figures;
     const mask = tr(ctx.setup.causal ? "probe_mask_on" : "probe_mask_off");
     return judged(v, sentences([
-      tr("probe_step_verdict", { mode: modeLabel(ctx.setup.position), mask, mae: fig(f, "mae", places),
+      tr("probe_step_verdict", { mode: modeInSentence(ctx.setup.position), mask, mae: fig(f, "mae", places),
         chance: fig(f, "chance", places), before: fig(f, "before", places), early: fig(f, "early", places),
         within: share(f, "within") }),
       tr(`probe_step_${v.outcome}`, { chance_limit: fig(f, "chance_limit", places), close_limit: fig(f, "close_limit", places) }),
@@ -60,7 +60,7 @@ export const probe = {
   charts(data, ctx) {
     const models = data.answer.models;
     if (!models.length) return [];
-    const list = models.map((m) => `${modeLabel(m.position)} ${places(m.sites.find((s) => s.site === "residual" && s.layer === 1).mae)}`);
+    const list = models.map((m) => `${modeInSentence(m.position)} ${places(m.sites.find((s) => s.site === "residual" && s.layer === 1).mae)}`);
     return [{
       name: "probe", caption: tr("chart_probe_step", { mask: tr(ctx.setup.causal ? "probe_mask_on" : "probe_mask_off") }),
       alt: tr("chart_probe_step_alt", { list: list.join(tr("list_sep")), chance: places(models[0].sites[0].chance) }),
@@ -86,9 +86,10 @@ export const probe = {
 
 /** Loss with every pair turning and with each band stopped; beside it, the previous-character head's attention. */
 function bandsFigure(f) {
-  // The bars' names on two lines, level (turned, they took half a projector's chart).
-  const names = ["all", "fastest", "slowest"].map((b) => wrapLabel(tr(`bands_bar_${b}`), 12));
+  // The bars' names on two lines, level (turned, they took half a projector's chart); on a phone on three, narrower,
+  // or the names of neighbouring bars ran into each other.
   const narrow = narrowScreen();
+  const names = ["all", "fastest", "slowest"].map((b) => wrapLabel(tr(`bands_bar_${b}`), narrow ? 9 : 12));
   const bar = (name, y, color, axis, text) => ({
     type: "bar", name: esc(name), x: names, y, yaxis: axis, offsetgroup: axis, marker: { color },
     text: y.map(text), textposition: "outside", cliponaxis: false, hovertemplate: `%{x} · %{text}<extra>${esc(name)}</extra>`,
@@ -101,11 +102,11 @@ function bandsFigure(f) {
     ],
     layout: baseLayout({
       height: narrow ? 340 : 300,
-      margin: { l: 56, r: 56, t: narrow ? 12 : 40, b: 40 },
+      margin: { l: 56, r: 56, t: 40, b: 40 },
       barmode: "group",
       showlegend: true,
-      legend: narrow ? { orientation: "h", x: 0, y: -0.2, yanchor: "top", font: { size: TYPE.legend } }
-        : { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: TYPE.legend } },
+      // Above the bars on a phone too: below them it lay on the bars' names once they took three lines.
+      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom", font: { size: TYPE.legend } },
       xaxis: lineAxis("", { type: "category", automargin: true, tickangle: 0 }),
       // Few ticks a side (0, 10; 0 %, 50 %, 100 %): more ran into each other on a projector's short chart.
       yaxis: lineAxis(tr("bands_axis_loss"), { rangemode: "tozero", nticks: 2 }),

@@ -5,7 +5,7 @@ import { postCompare, postStepCompare } from "../shared/api.js";
 import { compareBody } from "../explorer/controls.js";
 import { figure, labelled, num, sentences, tr } from "../shared/i18n.js";
 import { sci, visible } from "../shared/plots.js";
-import { modeLabel } from "../explorer/plots-results.js";
+import { modeInSentence } from "../explorer/plots-results.js";
 import { alignedFigure, alignLastRow, gapBarsFigure } from "./figures.js";
 import { chars, fig, heatmapChart, judged, modelLines, py, two, withVerdict } from "./kind-parts.js";
 
@@ -43,7 +43,7 @@ function reason(verdict, ctx) {
     return by ? tr(`figure_${by}`, { value }) : value;
   };
   const vars = {
-    x: visible(a.at(-1) ?? ""), y: visible(b.at(-1) ?? ""), mode: modeLabel(setup.position),
+    x: visible(a.at(-1) ?? ""), y: visible(b.at(-1) ?? ""), mode: modeInSentence(setup.position),
     n_layer: fig(f, "n_layer"), content: control("content"), mask: control("mask"), positions: control("positions"),
   };
   const asked = contentAsked(verdict, ctx);
@@ -137,7 +137,7 @@ function alignedNotice(data) {
 
 /** A mode as a bar's label says it: "no positions" rather than the mode's name "none"; and the mask when off. */
 function modePhrase(position, causal = true) {
-  const mode = position === "none" ? tr("mode_none_phrase") : modeLabel(position);
+  const mode = modeInSentence(position);
   return causal ? mode : tr("mode_mask_off", { mode });
 }
 
@@ -243,14 +243,14 @@ export const posemb = gapKind({
   caption: (data) => (data.model.position === "none" ? "chart_bars_one" : "chart_bars_posemb"),
   bars: (data) => (data.model.position === "none" ? thisModelBar(data) : [
     { label: tr("bar_without_positions"), value: data.difference.without_position.max_abs },
-    { label: tr("bar_with_positions", { mode: modeLabel(data.model.position) }), value: data.difference.with_position.max_abs, current: true },
+    { label: tr("bar_with_positions", { mode: modeInSentence(data.model.position) }), value: data.difference.with_position.max_abs, current: true },
   ]),
   notice: (data) => (data.model.position === "none" ? tr("notice_posemb_none", {
     with: sci(data.difference.with_position.max_abs),
   }) : tr("notice_posemb", {
     without: sci(data.difference.without_position.max_abs),
     with: sci(data.difference.with_position.max_abs),
-    mode: modeLabel(data.model.position),
+    mode: modeInSentence(data.model.position),
   })),
   lesson: lessonFigure((data, ctx) => tr("posemb_lesson", {
     value: printed(ctx.step.lesson.value, ctx.step.lesson), without: printed(ctx.step.lesson.without, ctx.step.lesson),
@@ -278,7 +278,7 @@ export const limit = {
     const line = chars(ctx.setup.a).length === f.n ? "A" : "B";
     const vars = { n: fig(f, "n"), rows: fig(f, "rows"), max: fig(f, "max"), pos: figure("n - 1", f.n - 1),
       last: figure("rows - 1", f.rows - 1), more: fig(f, "more"), line,
-      mode: modeLabel(ctx.setup.position) };
+      mode: modeInSentence(ctx.setup.position) };
     return judged(data, tr(`limit_${data.verdict.reason}`, vars), f.n);
   },
   charts: () => [],

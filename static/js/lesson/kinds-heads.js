@@ -5,7 +5,7 @@ import { offLabel } from "../explorer/ablation.js";
 import { getShipped, postAblate, postVerdict, request } from "../shared/api.js";
 import { el } from "../shared/dom.js";
 import { figure, grouped, sentences, tr } from "../shared/i18n.js";
-import { headsLabel, modeLabel, trainingFigure } from "../explorer/plots-results.js";
+import { headsLabel, modeInSentence, modeLabel, trainingFigure } from "../explorer/plots-results.js";
 import { kindFigure, lossFigure } from "../explorer/plots-ablation.js";
 import { exerciseRuns } from "../explorer/shipped.js";
 import {
@@ -75,7 +75,7 @@ export const heads = {
   charts: (data) => data.lines[0].attention[0].map((_, h) => heatmapChart(data, 0, h)),
   notice: (data) => {
     const numbers = headNumbers(data);
-    if (!numbers) return tr("reason_one_char");
+    if (!numbers) return ""; // the verdict says it once: one character, nothing to compare
     return sentences(numbers.map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) })));
   },
   snippet: (ctx) => [
@@ -106,7 +106,7 @@ export const ablate = {
   },
   judge(data, ctx) {
     const v = data.verdict;
-    if (v.outcome === null) return judged(data, tr(`reason_${v.reason}`, { mode: modeLabel(ctx.setup.position) }));
+    if (v.outcome === null) return judged(data, tr(`reason_${v.reason}`, { mode: modeInSentence(ctx.setup.position) }));
     const f = v.figures;
     const kinds = ["punctuation", "second_line", "other"];
     const vars = { characters: fig(f, "characters", grouped), head: fig(f, "head"), share: figure("100 * share", pct(f.share)) };
@@ -180,7 +180,9 @@ export function trainingKind(key) {
   const id = (run) => (key === "heads" ? String(run.n_head) : run.position);
   // In the verdict each loss is keyed by the figure it is (loss_8, loss_rope); the chart's alt text is plain.
   const loss = (run, keyed) => (keyed ? figure(`loss_${id(run)}`, fixed(finalLoss(run)), finalLoss(run)) : fixed(finalLoss(run)));
-  const listOf = (runs, keyed = false) => runs.map((r) => tr("training_run_loss", { run: label(r, keyed), loss: loss(r, keyed) }))
+  // In a sentence a mode is named as one ("no positions 4.995", not "none 4.995").
+  const named = (run, keyed) => (key === "heads" ? label(run, keyed) : modeInSentence(run.position));
+  const listOf = (runs, keyed = false) => runs.map((r) => tr("training_run_loss", { run: named(r, keyed), loss: loss(r, keyed) }))
     .join(tr("list_sep"));
   const labelOf = (id) => (key === "heads" ? headCount(Number(id), true) : modeLabel(id));
   return {

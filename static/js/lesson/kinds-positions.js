@@ -5,7 +5,7 @@ import { getShipped, postRelative } from "../shared/api.js";
 import { figure, grouped, num, sentences, tr } from "../shared/i18n.js";
 import { sci, visible } from "../shared/plots.js";
 import { relativeFigure, ropePairFigure, similarityFigure } from "../explorer/plots-positions.js";
-import { lengthFigure, modeLabel } from "../explorer/plots-results.js";
+import { lengthFigure, modeInSentence } from "../explorer/plots-results.js";
 import { rhythmMeaning } from "../explorer/shipped.js";
 import { chars, fetchCompareBeside, fig, fixed, judged, py, shownDifference, three, two, withVerdict } from "./kind-parts.js";
 
@@ -58,7 +58,7 @@ export const rotate = {
   fetch: fetchCompareBeside,
   judge(data, ctx) {
     const f = data.verdict.figures;
-    if (data.verdict.outcome === null) return judged(data, tr("reason_not_rope", { mode: modeLabel(ctx.setup.position) }));
+    if (data.verdict.outcome === null) return judged(data, tr("reason_not_rope", { mode: modeInSentence(ctx.setup.position) }));
     const [a, b] = [chars(ctx.setup.a).length, chars(ctx.setup.b).length];
     // The count is of the longer line; lines of one length are named together (neither is "the longer").
     const text = tr(a === b ? "rotate_verdict_same" : "rotate_verdict", {

@@ -32,12 +32,12 @@ function setPresent(on) {
   // The presenter drives the step by keys: the focus leaves the checkbox for the step, so the first arrow
   // or Enter acts at once.
   if (on) ui.article.focus({ preventScroll: true });
-  // The type and the charts' fonts change with the view: draw the charts again; on a class's projector, an answer
-  // on screen is fitted to the new view's type as after a reveal (question, verdict and chart on one screen).
+  // The type and the charts' fonts change with the view: draw the charts again; an answer on screen is brought into
+  // view and fitted to the new view's type as after a reveal (presenter.js), with or without a class.
   (async () => {
     for (const panel of PANELS) await panel.redraw();
     applyChartVisibility();
-    if (lesson.room?.role === "teacher" && !ui.reveal.hidden) showAnswer();
+    if (!ui.reveal.hidden) showAnswer();
   })().catch(showError);
 }
 

@@ -18,36 +18,38 @@ const FIT_SLACK = 8; // px under the chart, so its frame is not cut by the scree
 /**
  * Bring the answer into view. On a class's projector (the teacher's screen in a class, both views) the question,
  * the verdict and its first chart fit one screen (issues 30 and 38; class.css puts the setup below the answer and
- * compacts the question): a verdict too tall to leave PROJECTOR_PLOT for the chart folds its last sentences, the
- * charts on screen take the height left under them, never more than their own, then the view moves to the
- * question. A question and verdict so long that the chart would shrink under PROJECTOR_MIN_PLOT move the view to
- * the verdict.
+ * compacts the question); in the presenter's view without a class, the verdict and its first chart do (issue 39:
+ * turned on after a reveal, the view went to the top of the page and both were below the first screen). A verdict
+ * too tall to leave PROJECTOR_PLOT for the chart folds its last sentences, the charts on screen take the height left
+ * under them, never more than their own, then the view moves to the question in a class, to the verdict without
+ * one. A question and verdict so long that the chart would shrink under PROJECTOR_MIN_PLOT move it to the verdict.
  */
 export function showAnswer() {
   const teacher = lesson.room?.role === "teacher";
-  let from = teacher ? ui.form : ui.reveal;
+  // A presenter alone starts the screen at the verdict: the answer's heading above it would take the chart's room.
+  let from = teacher ? ui.form : state.present ? ui.verdict : ui.reveal;
   unfoldVerdict(ui.verdict, ui.verdictMore);
-  if (teacher) {
-    const plots = $$(".lesson-chart:not([hidden]) .lesson-plot", ui.charts);
-    for (const plot of plots) plot.style.height = "";
+  const plots = $$(".lesson-chart:not([hidden]) .lesson-plot", ui.charts);
+  for (const plot of plots) plot.style.height = "";
+  if (teacher || state.present) {
     ui.verdictMore.hidden = false; // its line is kept in the measure: it shows if a sentence folds
     const top = (node) => node.getBoundingClientRect().top;
     const verdict = ui.verdict.getBoundingClientRect();
     // Under the verdict: what stands between it and the chart (its caption, a note), then the chart.
     const plot = plots[0]?.classList.contains("lesson-plot--square") ? PROJECTOR_SQUARE : PROJECTOR_PLOT;
     const under = plots.length ? top(plots[0]) - verdict.bottom + plot : 0;
-    foldVerdict(ui.verdict, ui.verdictMore, window.innerHeight - FIT_SLACK - (verdict.top - top(ui.form)) - under);
+    foldVerdict(ui.verdict, ui.verdictMore, window.innerHeight - FIT_SLACK - (verdict.top - top(from)) - under);
     if (plots.length) {
       const below = (node) => Math.floor(window.innerHeight - FIT_SLACK - (top(plots[0]) - top(node)));
       if (below(from) < PROJECTOR_MIN_PLOT) from = ui.verdict;
       const room = Math.max(PROJECTOR_MIN_PLOT, below(from));
-      for (const plot of plots) {
-        if (plot.offsetHeight > room) plot.style.height = `${room}px`;
-        // Drawn for another box (a smaller room, or the other view's) and not at a height of its own: drawn again.
-        const stale = plot._fullLayout && Math.abs(plot._fullLayout.height - plot.clientHeight) >= 1;
-        if (stale && (plot.style.height || !plot.layout?.height)) window.Plotly.Plots.resize(plot);
-      }
+      for (const plot of plots) if (plot.offsetHeight > room) plot.style.height = `${room}px`;
     }
+  }
+  for (const plot of plots) {
+    // Drawn for another box (a smaller room, or the other view's) and not at a height of its own: drawn again.
+    const stale = plot._fullLayout && Math.abs(plot._fullLayout.height - plot.clientHeight) >= 1;
+    if (stale && (plot.style.height || !plot.layout?.height)) window.Plotly.Plots.resize(plot);
   }
   from.scrollIntoView({ block: "start" });
 }

@@ -121,7 +121,8 @@ function modebarOverlap(node) {
   if (!bar) return 0;
   const m = bar.getBoundingClientRect();
   let reach = 0;
-  for (const part of node.querySelectorAll(".legend, .colorbar")) {
+  // A legend, a colour bar, and the tick labels of a right-hand axis, whose top one sits at the plot's top corner.
+  for (const part of node.querySelectorAll(".legend, .colorbar, [class$='tick'] > text")) {
     const r = part.getBoundingClientRect();
     const across = Math.min(m.right, r.right) > Math.max(m.left, r.left);
     const down = Math.min(m.bottom, r.bottom) > Math.max(m.top, r.top);

@@ -85,18 +85,25 @@ function cutsKeptWord(before, after) {
     && before.endsWith(word.slice(0, k)) && after.startsWith(word.slice(k))));
 }
 
+// Japanese particles, which bind to the word before them: a line starting with one reads as a slip (「文字を見る」
+// broken as 文字 / を見る).
+const PARTICLES = new Set(["の", "を", "に", "が", "は", "で", "と", "へ", "も", "や", "から", "まで", "より"]);
+
 /** Whether a line may break between two words: after a space or a comma, or between words of Chinese or Japanese,
- * never before closing punctuation, after an opening bracket, inside a word the dictionary misses or between a
- * number and its unit. */
+ * never before closing punctuation or a Japanese particle, after an opening bracket, inside a word the dictionary
+ * misses or between a number and its unit. */
 function breakable(before, after) {
-  if (NO_START.test(after) || NO_END.test(before) || cutsKeptWord(before, after)) return false;
-  if (/\d\s*$/u.test(before) && WIDE.test(after[0])) return false; // "2 层": a number keeps its unit
+  if (NO_START.test(after) || NO_END.test(before) || cutsKeptWord(before, after) || PARTICLES.has(after)) return false;
+  // "2 层", "3 couches", "1 を停止": a number keeps the word after it.
+  if (/\d\s*$/u.test(before) && /^\p{L}/u.test(after)) return false;
   return /[\s,，、]$/u.test(before) || WIDE.test(before.at(-1)) || WIDE.test(after[0]);
 }
 
 /**
  * A long label on lines about `width` Latin letters wide (Plotly's <br>), broken where breakable() allows: never
- * inside a word (信息 stays whole) nor before a full-width comma.
+ * inside a word (信息 stays whole) nor before a full-width comma. A break keeps the space it falls on, at the end of
+ * its line, and adds none where there was none: the label's text is the label, word boundaries and all ("3 couches",
+ * "ブロック 1 の前"), as a screen reader or a copy reads it.
  */
 export function wrapLabel(label, width) {
   const pieces = [];
@@ -111,7 +118,7 @@ export function wrapLabel(label, width) {
     if (lines.length && (keep || span((lines.at(-1) + piece).trimEnd()) <= width)) lines[lines.length - 1] += piece;
     else lines.push(piece);
   }
-  return lines.map((line) => esc(line.trim())).join("<br>");
+  return esc(lines.join("\n").trim()).replaceAll("\n", "<br>");
 }
 
 /** A numeric axis for line charts. */
