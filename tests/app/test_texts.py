@@ -208,3 +208,19 @@ def test_what_was_typed_is_shown_back_as_text_and_cut_short(client):
     assert "<b>x" not in body
     shown = notice(body)[0]
     assert "<b>" + "x" * 20 in shown and "x" * 30 not in shown
+
+
+SCRIPTS = STATIC.parent / "js"
+NAMED = re.compile(r"""\btr\(\s*["']([a-z0-9_]+)["']""")  # tr("key", …): a text the page asks for by name
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_text_a_script_names_is_in_every_language(lang):
+    """A key renamed or removed in one branch while a script of another still asks for it shows the raw key on the
+    page (mode_none_phrase, after a merge): every literal key in static/js is a text of the page or the lesson."""
+    known = set(load("page", lang)) | set(load("lesson", lang))
+    named = {(path.relative_to(SCRIPTS).as_posix(), key) for path in SCRIPTS.rglob("*.js")
+             for key in NAMED.findall(path.read_text(encoding="utf-8"))}
+    assert len(named) > 250, "the pattern no longer finds the scripts' texts"
+    missing = sorted(f"{path}: {key}" for path, key in named if key not in known)
+    assert not missing, missing

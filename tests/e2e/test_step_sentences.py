@@ -175,7 +175,7 @@ def test_the_framing_says_which_setup_the_question_was_asked_for(open_page, tool
     assert page.locator("#setup-changed").is_hidden()
     count = change(page, tools, count, lambda: page.check("input[name=position][value=learned]"))
     note = page.inner_text("#setup-changed")
-    assert note == fill(lt["setup_changed"], asked=lt["mode_none_phrase"], shown=texts["pos_learned"]), note
+    assert note == fill(lt["setup_changed"], asked=texts["pos_none_phrase"], shown=texts["pos_learned"]), note
     assert page.inner_text("#step-title") == lt["order_title"]  # the step's name stays; the note says what it is for
     # Back to the question's setup: nothing to say.
     count = change(page, tools, count, lambda: page.check("input[name=position][value=none]"))

@@ -2,7 +2,7 @@
 // read back into it, and the explorer link that opens the same setup.
 
 import { explorerUrl, showLineHints, trainedNote } from "../explorer/controls.js";
-import { headsLabel, modeLabel } from "../explorer/plots-results.js";
+import { headsLabel, modeInSentence } from "../explorer/plots-results.js";
 import { $, show } from "../shared/dom.js";
 import { tr } from "../shared/i18n.js";
 import { peekSetup } from "./fold.js";
@@ -99,7 +99,7 @@ function changedParts(own, live, chartOnly = []) {
 function describe(setup, parts) {
   const words = {
     lines: () => (setup.b === null ? tr("setup_line", { a: setup.a }) : tr("setup_lines", { a: setup.a, b: setup.b })),
-    position: () => (setup.position === "none" ? tr("mode_none_phrase") : modeLabel(setup.position)),
+    position: () => modeInSentence(setup.position),
     weights: () => tr(setup.weights === "trained" ? "setup_trained" : "setup_random"),
     n_layer: () => (setup.n_layer ? tr("setup_layers", { n_layer: setup.n_layer }) : ""),
     n_head: () => (setup.n_head ? headsLabel(setup.n_head) : ""),
