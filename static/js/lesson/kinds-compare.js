@@ -51,7 +51,16 @@ function reason(verdict, ctx) {
     return sentences([tr(`reason_${verdict.reason}_later`, vars),
       tr("control_later", { step: figure("step_nomask", asked.n, asked.n) })]);
   }
+  if (OPEN_TO_ORDER.has(verdict.reason) && orderCouldAdd(setup, f)) return tr(`reason_${verdict.reason}_open`, vars);
   return tr(`reason_${verdict.reason === "blind" ? blindKey(a, b) : verdict.reason}`, vars);
+}
+
+// Content decides these; "not from order" holds only where order cannot reach the last output at all.
+const OPEN_TO_ORDER = new Set(["content", "last_differs"]);
+
+/** Positions, or the mask's leak from layer 2 on: order could add to a gap that content already makes. */
+function orderCouldAdd(setup, figures) {
+  return setup.position !== "none" || (setup.causal !== false && figures.n_layer > 1);
 }
 
 /**
