@@ -219,3 +219,12 @@ def test_content_rules_order_out_only_where_order_cannot_reach_the_output(open_p
     assert closed in verdict(), verdict()
     count = change(page, tools, count, lambda: page.select_option("#n-layer", "2"))
     assert open_ in verdict() and closed not in verdict(), verdict()
+
+
+def test_step_2_holds_nothing_back_once_the_student_shows_that_depth_itself(open_page, tools):
+    """Step 2 switched to 3 layers: the blue bar and the verdict are the untrained 3-layer model step 16 asks about,
+    chosen by the student; the notice no longer says its bar will show after step 16 (a French review)."""
+    page, count = committed(open_page, tools, "leak", "fr", width=1280, height=900)
+    assert spans(page, "#notice").get("step_ex1") == str(NUMBER["ex1"])
+    count = change(page, tools, count, lambda: page.select_option("#n-layer", "3"))
+    assert "step_ex1" not in spans(page, "#notice"), page.inner_text("#notice")

@@ -158,7 +158,9 @@ function modePhrase(position, causal = true) {
 function depthAsked(data, ctx) {
   const later = ctx.later?.("ex1");
   const m = data.model;
-  return later && m.position === later.setup.position && m.causal === later.setup.causal ? later : null;
+  // The student chose that very depth untrained: the blue bar and the verdict already show it, nothing to hold.
+  const shown = later && m.weights !== "trained" && m.n_layer === later.setup.n_layer;
+  return later && !shown && m.position === later.setup.position && m.causal === later.setup.causal ? later : null;
 }
 
 /** The untrained models of 1 to 3 layers in the same mode, heads and mask, but a depth a later step asks about. */
