@@ -228,3 +228,13 @@ def test_step_2_holds_nothing_back_once_the_student_shows_that_depth_itself(open
     assert spans(page, "#notice").get("step_ex1") == str(NUMBER["ex1"])
     count = change(page, tools, count, lambda: page.select_option("#n-layer", "3"))
     assert "step_ex1" not in spans(page, "#notice"), page.inner_text("#notice")
+
+
+def test_identical_lines_are_exactly_zero_not_rounding(open_page, tools):
+    """Step 1 with the same line twice: the aligned gap is exactly 0 in both precisions, which the notice says,
+    instead of calling 0 rounding (a French review)."""
+    lt = lesson_texts("fr")
+    page, count = committed(open_page, tools, "order", "fr", width=1280, height=900)
+    count = change(page, tools, count, lambda: page.fill("#line-b", "白日依山尽"))
+    notice = page.inner_text("#notice")
+    assert lt["notice_aligned_zero"] in notice and lt["notice_aligned"].split("{")[0] not in notice, notice

@@ -136,7 +136,9 @@ function alignedNotice(data) {
   if (!result || !data.verdict.aligned) return tr("chart_aligned_missing");
   const v = data.verdict;
   // float32's gap as the server measured it from float32 values, not from the JSON's rounded decimals.
-  const text = tr(v.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
+  // Exactly 0 in both precisions (the same line twice) is no rounding: nothing was there to round.
+  const zero = v.figures.aligned_gap === 0 && v.figures.aligned_gap64 === 0;
+  const text = zero ? tr("notice_aligned_zero") : tr(v.aligned === "rounding" ? "notice_aligned" : "notice_aligned_moved", {
     gap: fig(v.figures, "aligned_gap", sci), gap64: fig(v.figures, "aligned_gap64", sci),
   });
   // Layer 1 blind to the order while the output tells the lines apart: the order came in at a later layer.
