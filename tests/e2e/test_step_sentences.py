@@ -238,3 +238,23 @@ def test_identical_lines_are_exactly_zero_not_rounding(open_page, tools):
     count = change(page, tools, count, lambda: page.fill("#line-b", "白日依山尽"))
     notice = page.inner_text("#notice")
     assert lt["notice_aligned_zero"] in notice and lt["notice_aligned"].split("{")[0] not in notice, notice
+
+
+def test_step_6_grades_a_rule_the_line_on_screen_does_not_reach_yet(open_page, tools):
+    """Step 6 opens on 128 characters, which the model accepts; the question is the 129th. The graded sentence says
+    the prediction is the model's rule, not "what the model did" (a French review); one more character, and the
+    model does refuse."""
+    lt = lesson_texts("en")
+    page = open_page(f"/lesson?step={NUMBER['limit']}&lang=en", width=1280, height=900)
+    count = tools.render_count(page)
+    page.check("[data-question] input[value='error']")
+    page.click("[data-commit]")
+    count = tools.wait_rendered(page, count)
+    prediction = lambda: page.inner_text("#verdict [data-sentence='prediction']")  # noqa: E731
+    choice = lt["limit_choice_error"]
+    assert prediction() == fill(lt["you_right_rule"], choice=choice), prediction()
+    open_page.allow("status of 422")  # the 129-character line, refused by the server
+    line_a = page.locator("#line-a")
+    count = change(page, tools, count, lambda: line_a.fill(line_a.input_value() + "白"))
+    # Now a setup of the student's: graded on the question's 128 characters, where the refusal is still a rule.
+    assert prediction().endswith(fill(lt["you_right_graded_rule"], choice=choice)), prediction()

@@ -33,7 +33,8 @@ function predictionText(step, judged) {
   const choice = choiceLabel(step, saved.choice);
   const graded = gradedOn(judged);
   // After a changed setup the result above is another setup's: the graded sentence names the question's setup.
-  const [note, on] = judged.graded ? [tr("graded_question_setup"), "_graded"] : ["", ""];
+  const rule = graded.rule ? "_rule" : "";
+  const [note, on] = judged.graded ? [tr("graded_question_setup"), `_graded${rule}`] : ["", rule];
   if (graded.outcome === null || graded.outcome === undefined) return sentences([note, tr(`you_pending${on}`, { choice })]);
   if (isRight(saved.choice, graded)) return sentences([note, tr(`you_right${on}`, { choice })]);
   return sentences([note, tr(`you_wrong${on}`, { choice, outcome: choiceLabel(step, graded.outcome) })]);
