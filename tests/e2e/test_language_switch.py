@@ -100,5 +100,6 @@ def test_the_setup_note_and_the_navigations_name_follow_a_switch(open_page, tool
     shape = FR["trained_shape"].split("{")[0]
     tools.wait_until(page, "(want) => document.querySelector('#setup-note').innerText.startsWith(want)", shape,
                      message=page.inner_text("#setup-note"))
-    assert FR["trained_val_loss"].split("{")[0] in page.inner_text("#setup-note")
+    # Step 18 not answered yet: the note holds the loss back, in French too.
+    assert FR["trained_val_loss_later"].split("{")[0] in page.inner_text("#setup-note")
     assert page.get_attribute(".lesson-nav", "aria-label") == FR_LESSON["nav_label"]

@@ -258,3 +258,18 @@ def test_step_6_grades_a_rule_the_line_on_screen_does_not_reach_yet(open_page, t
     count = change(page, tools, count, lambda: line_a.fill(line_a.input_value() + "白"))
     # Now a setup of the student's: graded on the question's 128 characters, where the refusal is still a rule.
     assert prediction().endswith(fill(lt["you_right_graded_rule"], choice=choice)), prediction()
+
+
+def test_the_setup_note_holds_back_the_losses_step_18_asks_to_rank(open_page, tools, server_url):
+    """Steps 12-15 run the trained models, whose note under the weights gave each one's validation loss: the three
+    figures step 18 asks the student to rank (a French review). Held back, naming step 18, until it is answered."""
+    texts = tools.texts("en")
+    page = open_page(f"/lesson?step={NUMBER['heads']}&lang=en", width=1280, height=900)
+    tools.wait_rendered(page, 0)
+    note = page.inner_text("#setup-note")
+    assert fill(texts["trained_val_loss_later"], step=NUMBER["ex3"]) in note, note
+    assert texts["trained_val_loss"].split("{")[0] not in note, note
+    tools.commit_step(page, f"{server_url}/lesson?step={NUMBER['ex3']}&lang=en", STEPS[NUMBER["ex3"] - 1]["choices"][0])
+    page.goto(f"{server_url}/lesson?step={NUMBER['heads']}&lang=en")
+    tools.wait_rendered(page, 0)
+    assert texts["trained_val_loss"].split("{")[0] in page.inner_text("#setup-note")

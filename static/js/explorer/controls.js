@@ -33,9 +33,11 @@ export function modelNote(model, startLines) {
 }
 
 /** The note under the weights: what the trained weights fix, and their validation loss when it shipped. */
-export function trainedNote(shape) {
+export function trainedNote(shape, lossAskedAt = null) {
   const note = tr("trained_shape", shape);
   if (shape.val_loss === null || shape.val_loss === undefined) return note;
+  // The lesson holds the loss back while a later step asks the student to rank it (the step's number).
+  if (lossAskedAt) return sentences([note, tr("trained_val_loss_later", { step: lossAskedAt })]);
   return sentences([note, tr("trained_val_loss", { val_loss: Number(shape.val_loss).toFixed(3) })]);
 }
 
