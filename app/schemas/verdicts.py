@@ -47,6 +47,16 @@ class VerdictRequest(BaseModel):
                                       f"a whole number from 1 to {MAX_DISTANCE}.")
 
 
+NextKind = Literal["punctuation", "second_line", "other"]
+
+
+class AblateKinds(BaseModel):
+    hardest_before: NextKind = Field(description="The kind of next character with the largest loss, every head on.")
+    hardest_after: NextKind = Field(description="The same with the step's head off: the kind that is then hardest.")
+    easiest_before: NextKind = Field(description="The kind with the smallest loss, every head on: where the model "
+                                     "was surest.")
+
+
 class Verdict(BaseModel):
     step: str = Field(description="The step's id.")
     outcome: str | None = Field(description="What the model did, as one of the step's choice ids; null when this "
@@ -79,6 +89,9 @@ class Verdict(BaseModel):
         "gap_mask, gap_positions) was measured in: float32 where its gap alone decided, float64 where it was rerun; "
         "empty for the other steps.")
     ties: list[list[str]] = Field(description="Pairs of results closer than their noise (exercises 2 and 3).")
+    kinds: AblateKinds | None = Field(description="Step 13 (ablate): the kinds of next character hardest and easiest "
+                                      "with every head on, and hardest with the head off (heads.json's losses per "
+                                      "kind, before_* and after_* in figures); null for the other steps.")
     setup_is_lessons: bool = Field(description="Whether the setup is the step's own, the one the lesson printed "
                                    "its figure for.")
     unknown: list[str] = Field(description="Characters outside the vocabulary: the model reads each as the one "

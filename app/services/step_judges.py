@@ -291,8 +291,12 @@ def _judge_ablate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     before = model["ablation"]["loss"]  # per kind, every head on
     outcome = max(by_kind, key=by_kind.get)
     after = {kind: before[kind] + by_kind[kind] for kind in by_kind}
+    # Which kind is hardest with the head off is another question, with another answer when the head matters most
+    # where the model was surest: the page words these, "still the hardest" only when both hardest are one kind.
+    kinds = {"hardest_before": max(before, key=before.get), "hardest_after": max(after, key=after.get),
+             "easiest_before": min(before, key=before.get)}
     return {"outcome": outcome, "accepted": [k for k, v in by_kind.items() if by_kind[outcome] - v < ABLATE_TIE],
-            "reason": f"ablate_{outcome}",
+            "reason": f"ablate_{outcome}", "kinds": kinds,
             "figures": {"layer": 1, "head": head["head"], "share": head["by_offset"][1],
                         "total": head["ablation"]["loss_increase"], **by_kind,
                         **{f"before_{k}": before[k] for k in by_kind}, **{f"after_{k}": v for k, v in after.items()},

@@ -108,6 +108,7 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("difference", None)
     out.setdefault("decided_by", None)
     out.setdefault("controls_by", {})
+    out.setdefault("kinds", None)
     own = STEP_BY_ID[step_id]["setup"]
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, CHART_ONLY.get(step_id)),
             "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}

@@ -394,8 +394,17 @@ def test_step_13_grades_the_question_it_asks_where_the_loss_rises_most(client, p
         assert got["figures"][f"before_{k}"] == pytest.approx(before[k], abs=1e-12)
         assert got["figures"][f"after_{k}"] == pytest.approx(after[k], abs=1e-12)
         assert got["figures"][k] == pytest.approx(rise[k], abs=1e-12)
+    # The hardest kind before and after, and the easiest before: the verdict names them, the page only words them.
+    assert got["kinds"] == {"hardest_before": max(before, key=before.get), "hardest_after": max(after, key=after.get),
+                            "easiest_before": min(before, key=before.get)}
     if position == "learned":  # 0.24 -> 1.99 on punctuation, 4.77 -> 6.15 on the second line
         assert got["outcome"] == "punctuation" and max(after, key=after.get) == "second_line"
+        # ... and with every head on the rest (5.26) was the hardest: the second line becomes it.
+        assert got["kinds"]["hardest_before"] == "other" and got["kinds"]["hardest_after"] == "second_line"
+    else:
+        assert got["kinds"]["hardest_before"] == got["kinds"]["hardest_after"]
+    other = client.post("/api/lesson/heads/verdict", json={"position": position}).json()
+    assert other["kinds"] is None
     for lang, (asks, not_asked) in ASKS_THE_RISE.items():
         question = json.loads((STATIC / "i18n" / "lesson" / f"{lang}.json").read_text())["ablate_question"]
         assert asks in question and not_asked not in question, (lang, question)

@@ -115,11 +115,10 @@ export const ablate = {
       Object.assign(vars, { [k]: shownDifference(f, `after_${k}`, `before_${k}`, 2), [`before_${k}`]: fig(f, `before_${k}`, two),
         [`after_${k}`]: fig(f, `after_${k}`, two) });
     }
-    // The question asks where the loss rises most; which kind is hardest with the head off is another
-    // question, with another answer when the head matters most where the model was surest.
-    const top = (key) => kinds.reduce((x, y) => (f[`${key}${y}`] > f[`${key}${x}`] ? y : x));
-    const [gains, hardest, easiest] = [top(""), top("after_"), kinds.reduce((x, y) => (f[`before_${y}`] < f[`before_${x}`] ? y : x))];
-    const was = top("before_"); // the hardest with every head on: "still" only when it is the same kind
+    // The question asks where the loss rises most (the outcome); which kind is hardest with the head off is
+    // another question, which the verdict answers in `kinds`.
+    const { hardest_before: was, hardest_after: hardest, easiest_before: easiest } = v.kinds;
+    const gains = v.outcome;
     const kind = (k) => tr(`ablate_kind_${k}`);
     return judged(data, sentences([
       tr("ablate_verdict", vars),
