@@ -3,7 +3,7 @@ each gap the explorer shows is rounding (POST /api/compare/verdict). Both come f
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.domain.lesson_steps import LESSON_LINES
 from app.schemas.compare import (
@@ -21,18 +21,15 @@ from model.gpt import PositionMode
 class VerdictRequest(BaseModel):
     """The step's setup as the student left it. An omitted field keeps the step's own value
     (GET /api/lesson), so {} asks for the lesson's own verdict. The lines are line_a and line_b, as in
-    /api/compare; a and b, their earlier names, are still accepted."""
+    /api/compare and in every answer; a and b, their earlier names, are refused like any unknown field."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"line_a": LESSON_LINES["a"], "line_b": LESSON_LINES["b"], "position": "none",
+        "examples": [{"line_a": LESSON_LINES["line_a"], "line_b": LESSON_LINES["line_b"], "position": "none",
                       "weights": "random", "n_layer": 2, "causal": False}]
     })
 
-    # serialization_alias: the step's setup (app/domain/lesson_steps.py) names the lines a and b.
-    line_a: Line | None = Field(None, validation_alias=AliasChoices("line_a", "a"), serialization_alias="a",
-                                description="Line A (also accepted as `a`).")
-    line_b: Line | None = Field(None, validation_alias=AliasChoices("line_b", "b"), serialization_alias="b",
-                                description="Line B, ignored by steps that read line A only (also accepted as `b`).")
+    line_a: Line | None = Field(None, description="Line A.")
+    line_b: Line | None = Field(None, description="Line B, ignored by steps that read line A only.")
     position: PositionMode | None = Field(None, description="learned, rope or none.")
     weights: Literal["random", "trained"] | None = Field(
         None, description="Untrained from seed 0, or the shipped weights."

@@ -124,8 +124,8 @@ export function postRelative(body, signal) {
 
 /**
  * What the model did at a lesson step, for the setup on screen: {outcome, accepted, reason, figures, ...}.
- * setup: {a, b, position, weights, n_layer, n_head, causal}, as GET /api/lesson gives it; trained weights fix
- * their own shape. The lines are sent as line_a and line_b, as to /api/compare.
+ * setup: {line_a, line_b, position, weights, n_layer, n_head, causal}, as GET /api/lesson gives it; trained
+ * weights fix their own shape.
  */
 export function postVerdict(stepId, setup, signal) {
   return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, verdictBody(setup), signal);
@@ -151,8 +151,8 @@ export async function postStepCompare(stepId, setup, signal) {
 /** The verdict's request body for a setup ({} without one: the step's own); a class's reveal sends the same. */
 export function verdictBody(setup) {
   if (!setup) return {};
-  const body = { line_a: setup.a, position: setup.position, weights: setup.weights, causal: setup.causal };
-  if (setup.b !== null && setup.b !== undefined) body.line_b = setup.b;
+  const body = { line_a: setup.line_a, position: setup.position, weights: setup.weights, causal: setup.causal };
+  if (setup.line_b !== null && setup.line_b !== undefined) body.line_b = setup.line_b;
   if (setup.weights === "random") Object.assign(body, { n_layer: setup.n_layer, n_head: setup.n_head });
   if (setup.distance !== undefined && setup.distance !== null) body.distance = setup.distance;
   return body;
