@@ -10,7 +10,7 @@ Every text lives in static/i18n/lesson/{lang}.json under keys made of the step's
 
 from model.experiments import LESSON_LINES as LINES
 
-LESSON_LINES = {"a": LINES[0], "b": LINES[1]}  # the lesson's two lines, as model/experiments.py holds them
+LESSON_LINES = {"line_a": LINES[0], "line_b": LINES[1]}  # the lesson's two lines, as model/experiments.py holds them
 # The couplet the head ablation runs on (step 13), and the ablation panel's first line.
 COUPLET = "白日依山尽，黄河入海流。"
 LESSON_SHAPE = {"n_layer": 2, "n_head": 4}  # the lesson's model, for untrained weights
@@ -19,12 +19,13 @@ FULL_TABLE_LINE = ("白日依山尽黄河入海流欲穷千里目更上一层楼
 
 
 def _setup(position: str, n_layer: int | None = 1, weights: str = "random", causal: bool = True,
-           a: str | None = LESSON_LINES["a"], b: str | None = LESSON_LINES["b"], n_head: int | None = 4,
-           distance: int | None = None) -> dict:
-    """b None: the step reads line A only (its first two characters for the relative test, `distance` apart);
-    a and b None: the step reads no line, only the model (its shipped figures on the validation poems)."""
-    setup = {"a": a, "b": b, "position": position, "weights": weights, "n_layer": n_layer, "n_head": n_head,
-             "causal": causal}
+           line_a: str | None = LESSON_LINES["line_a"], line_b: str | None = LESSON_LINES["line_b"],
+           n_head: int | None = 4, distance: int | None = None) -> dict:
+    """line_b None: the step reads line A only (its first two characters for the relative test, `distance` apart);
+    line_a and line_b None: the step reads no line, only the model (its shipped figures on the validation poems).
+    The keys are /api/compare's (line_a, line_b), as every answer names the lines."""
+    setup = {"line_a": line_a, "line_b": line_b, "position": position, "weights": weights, "n_layer": n_layer,
+             "n_head": n_head, "causal": causal}
     return setup if distance is None else {**setup, "distance": distance}
 
 
@@ -53,18 +54,18 @@ STEPS = [
     {"id": "nomask", "kind": "nomask", "section": "surprise", "setup": _setup("none", n_layer=2, causal=False),
      "choices": ["stays", "gone"], "lesson": None},
     # A pair that ends on different characters: not an order test.
-    {"id": "pair", "kind": "pair", "section": "surprise", "setup": _setup("none", a="我打你", b="你打我"),
+    {"id": "pair", "kind": "pair", "section": "surprise", "setup": _setup("none", line_a="我打你", line_b="你打我"),
      "choices": SAME_DIFFERENT, "lesson": None},
     {"id": "posemb", "kind": "posemb", "section": "posemb", "setup": _setup("learned"),
      "choices": SAME_DIFFERENT, "lesson": {"value": 2.8e-03, "without": 3.7e-08, "digits": 2}},
-    {"id": "limit", "kind": "limit", "section": "posemb", "setup": _setup("learned", a=FULL_TABLE_LINE),
+    {"id": "limit", "kind": "limit", "section": "posemb", "setup": _setup("learned", line_a=FULL_TABLE_LINE),
      "choices": ["error", "wrap", "works"], "lesson": None},
     {"id": "table", "kind": "table", "section": "posemb", "setup": None,
      "choices": ["neighbours", "rhythm", "unrelated", "equal"], "lesson": None},
     {"id": "rotate", "kind": "rotate", "section": "rope", "setup": _setup("rope"),
      "choices": ["first", "last", "equal"], "lesson": None},
     {"id": "relative", "kind": "relative", "section": "rope",
-     "setup": _setup("rope", n_layer=None, weights="trained", a="明月", b=None, n_head=None, distance=1),
+     "setup": _setup("rope", n_layer=None, weights="trained", line_a="明月", line_b=None, n_head=None, distance=1),
      "choices": ["rope", "learned", "both", "neither"], "lesson": None},
     {"id": "length", "kind": "length", "section": "rope", "setup": None,
      "choices": ["rises", "flat", "falls"], "lesson": None},
@@ -72,19 +73,19 @@ STEPS = [
     {"id": "split", "kind": "split", "section": "heads", "setup": None,
      "choices": ["more", "same", "fewer"], "lesson": {"qkv": 3168, "proj": 1056}},
     {"id": "heads", "kind": "heads", "section": "heads",
-     "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, b=None),
+     "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, line_b=None),
      "choices": ["alike", "differ"], "lesson": None},
     # Issue 22: an intervention, not a picture. Layer 1's previous-character head off, measured on the corpus.
     {"id": "ablate", "kind": "ablate", "section": "heads",
-     "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, b=None, a=COUPLET),
+     "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, line_b=None, line_a=COUPLET),
      "choices": ["punctuation", "second_line", "other"], "lesson": None},
     # Issue 40: where order is kept. A probe reads the position from the model without positions (Haviv et al.
     # 2022), then an experiment that shows use: RoPE's fastest or slowest pairs stopped (Barbero et al. 2025).
     {"id": "probe", "kind": "probe", "section": "kept",
-     "setup": _setup("none", n_layer=None, weights="trained", n_head=None, a=None, b=None),
+     "setup": _setup("none", n_layer=None, weights="trained", n_head=None, line_a=None, line_b=None),
      "choices": PROBE_READS, "lesson": None},
     {"id": "bands", "kind": "bands", "section": "kept",
-     "setup": _setup("rope", n_layer=None, weights="trained", n_head=None, a=None, b=None),
+     "setup": _setup("rope", n_layer=None, weights="trained", n_head=None, line_a=None, line_b=None),
      "choices": BAND_COSTS, "lesson": None},
     {"id": "ex1", "kind": "ex1", "section": "exercises", "setup": _setup("none", n_layer=3),
      "choices": ["rounding", "large"], "lesson": None},

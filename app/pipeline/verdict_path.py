@@ -33,7 +33,7 @@ class VerdictPath:
         return await self.cache.answer_from("compare/verdict", req, lambda: self._compare(req))
 
     async def step(self, step_id: str, req: VerdictRequest) -> Encoded:
-        fields = req.model_dump(by_alias=True)  # the step's setup names the lines a and b
+        fields = req.model_dump()
         check_step_fields(step_id, fields)
         route = f"lesson/{step_id}/verdict"
         if step_id not in GAP_STEPS:
@@ -50,7 +50,7 @@ class VerdictPath:
         req = (await self.comparison(comparison_id)).request
         fields = VerdictRequest(line_a=req.line_a, line_b=req.line_b, position=req.position, weights=req.weights,
                                 n_layer=req.n_layer, n_head=req.n_head, causal=req.causal)
-        if req.lesson_step != step_id or step_compare_request(step_id, fields.model_dump(by_alias=True)) != req:
+        if req.lesson_step != step_id or step_compare_request(step_id, fields.model_dump()) != req:
             raise InputError("comparison_id", f"comparison {comparison_id} is not step {step_id!r}'s setup: ask "
                              f"POST /api/lesson/{step_id}/compare for it, or send the setup to "
                              f"POST /api/lesson/{step_id}/verdict", "comparison_step", {"step": step_id},

@@ -266,7 +266,7 @@ async def reveal(request: Request, code: ClassCode, classes: ClassesDep, registr
     choices are right, from the setup on the teacher's screen (the same fields as POST /api/lesson/{step}/verdict;
     absent: the step's own), and keeps them with the class's results."""
     await _as_teacher(request, limits, classes.require_teacher(code, token))
-    fields = setup.model_dump(by_alias=True) if setup else {}
+    fields = setup.model_dump() if setup else {}
 
     async def judge(step_id: str) -> list[str]:
         return (await run_in_threadpool(verdict, step_id, fields, registry))["accepted"]

@@ -74,12 +74,12 @@ ModelChoice = Annotated[
 class CompareRequest(BaseModel):
     # strict: 0 is not false and "5" is not 5; the request must be what the schema says.
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"line_a": LESSON_LINES["a"], "line_b": LESSON_LINES["b"], "position": "learned",
+        "examples": [{"line_a": LESSON_LINES["line_a"], "line_b": LESSON_LINES["line_b"], "position": "learned",
                       "weights": "random"}]
     })
 
-    line_a: Line = LESSON_LINES["a"]
-    line_b: Line = LESSON_LINES["b"]
+    line_a: Line = LESSON_LINES["line_a"]
+    line_b: Line = LESSON_LINES["line_b"]
     position: PositionMode = Field(
         "learned", description="learned: GPT-2's pos_emb table; rope: rotary encoding of q and k; none: no positions."
     )

@@ -9,9 +9,9 @@ from model.gpt import PositionMode
 
 
 class StepSetup(BaseModel):
-    a: str | None = Field(description="Line A, loaded into #line-a; null when the step reads no line (its verdict "
-                          "is on the model's shipped figures).")
-    b: str | None = Field(description="Line B; null when the step reads line A only.")
+    line_a: str | None = Field(description="Line A, loaded into #line-a; null when the step reads no line (its "
+                               "verdict is on the model's shipped figures).")
+    line_b: str | None = Field(description="Line B; null when the step reads line A only.")
     position: PositionMode = Field(description="Position mode.")
     weights: Literal["random", "trained"] = Field(description="Untrained from seed 0, or the shipped weights.")
     n_layer: int | None = Field(description="Blocks of the untrained model; null for trained weights.")

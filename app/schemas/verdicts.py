@@ -3,7 +3,7 @@ each gap the explorer shows is rounding (POST /api/compare/verdict). Both come f
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.domain.lesson_steps import LESSON_LINES
 from app.schemas.compare import (
@@ -21,18 +21,15 @@ from model.gpt import PositionMode
 class VerdictRequest(BaseModel):
     """The step's setup as the student left it. An omitted field keeps the step's own value
     (GET /api/lesson), so {} asks for the lesson's own verdict. The lines are line_a and line_b, as in
-    /api/compare; a and b, their earlier names, are still accepted."""
+    /api/compare and in every answer; a and b, their earlier names, are refused like any unknown field."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={
-        "examples": [{"line_a": LESSON_LINES["a"], "line_b": LESSON_LINES["b"], "position": "none",
+        "examples": [{"line_a": LESSON_LINES["line_a"], "line_b": LESSON_LINES["line_b"], "position": "none",
                       "weights": "random", "n_layer": 2, "causal": False}]
     })
 
-    # serialization_alias: the step's setup (app/domain/lesson_steps.py) names the lines a and b.
-    line_a: Line | None = Field(None, validation_alias=AliasChoices("line_a", "a"), serialization_alias="a",
-                                description="Line A (also accepted as `a`).")
-    line_b: Line | None = Field(None, validation_alias=AliasChoices("line_b", "b"), serialization_alias="b",
-                                description="Line B, ignored by steps that read line A only (also accepted as `b`).")
+    line_a: Line | None = Field(None, description="Line A.")
+    line_b: Line | None = Field(None, description="Line B, ignored by steps that read line A only.")
     position: PositionMode | None = Field(None, description="learned, rope or none.")
     weights: Literal["random", "trained"] | None = Field(
         None, description="Untrained from seed 0, or the shipped weights."
@@ -45,6 +42,16 @@ class VerdictRequest(BaseModel):
     causal: bool | None = Field(None, description="Whether the causal mask is on.")
     distance: Distance | None = Field(None, description="The relative step: how many places apart the pair stands, "
                                       f"a whole number from 1 to {MAX_DISTANCE}.")
+
+
+NextKind = Literal["punctuation", "second_line", "other"]
+
+
+class AblateKinds(BaseModel):
+    hardest_before: NextKind = Field(description="The kind of next character with the largest loss, every head on.")
+    hardest_after: NextKind = Field(description="The same with the step's head off: the kind that is then hardest.")
+    easiest_before: NextKind = Field(description="The kind with the smallest loss, every head on: where the model "
+                                     "was surest.")
 
 
 class Verdict(BaseModel):
@@ -79,6 +86,9 @@ class Verdict(BaseModel):
         "gap_mask, gap_positions) was measured in: float32 where its gap alone decided, float64 where it was rerun; "
         "empty for the other steps.")
     ties: list[list[str]] = Field(description="Pairs of results closer than their noise (exercises 2 and 3).")
+    kinds: AblateKinds | None = Field(description="Step 13 (ablate): the kinds of next character hardest and easiest "
+                                      "with every head on, and hardest with the head off (heads.json's losses per "
+                                      "kind, before_* and after_* in figures); null for the other steps.")
     setup_is_lessons: bool = Field(description="Whether the setup is the step's own, the one the lesson printed "
                                    "its figure for.")
     unknown: list[str] = Field(description="Characters outside the vocabulary: the model reads each as the one "

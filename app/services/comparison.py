@@ -56,7 +56,7 @@ def step_comparison(step_id: str, req: VerdictRequest) -> CompareRequest:
     """The comparison a same-or-different step's setup makes, changed by the fields of a verdict body (the step's
     own where one is left out), naming the step (lesson_step): built here only, so that no page builds it, and the
     verdict routes find it by the same rule (step_compare_request)."""
-    fields = req.model_dump(by_alias=True)
+    fields = req.model_dump()
     check_step_fields(step_id, fields)
     compared = step_compare_request(step_id, fields)
     if compared is None:

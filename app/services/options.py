@@ -26,7 +26,7 @@ def start_lines(tokenizer) -> tuple[list[str], bool]:
     def known(line: str) -> bool:
         return not any(tokenizer.encode(line).unknown)
 
-    lesson = [LESSON_LINES["a"], LESSON_LINES["b"]]
+    lesson = [LESSON_LINES["line_a"], LESSON_LINES["line_b"]]
     if all(map(known, lesson)):
         return lesson, True
     pair = next((list(p) for p in OTHER_LINES if all(map(known, p))), None)

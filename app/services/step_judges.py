@@ -55,7 +55,7 @@ def _judge_limit(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     (a line within the table still gets a verdict: the question is about the next row, not this line). A line
     past the model's limit is refused: the refusal is the answer."""
     model = step_model(setup, registry)
-    n = max(len(setup["a"]), len(setup["b"] or ""))
+    n = max(len(setup["line_a"]), len(setup["line_b"] or ""))
     rows = max_chars("learned")  # pos_emb's rows
     figures = {"n": n, "rows": rows, "max": model.config.max_positions}
     if n > model.config.max_positions:
@@ -108,7 +108,7 @@ def _judge_rotate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     first, last = float(theta[0]), float(theta[-1])
     outcome = "first" if first > last else "last" if first < last else "equal"
     # The lines' positions, as /api/compare's rope table counts them: the last has turned by (positions − 1)·θ.
-    positions = max(len(setup["a"]), len(setup.get("b") or ""))
+    positions = max(len(setup["line_a"]), len(setup.get("line_b") or ""))
     return {"outcome": outcome, "reason": f"rotate_{outcome}",
             "figures": {"theta_first": first, "theta_last": last, "pairs": len(theta), "last_pair": len(theta) - 1,
                         "turn_first": 2 * math.pi / first, "turn_last": 2 * math.pi / last,
@@ -120,7 +120,7 @@ def _judge_rotate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
 def _judge_relative(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     """Line A's first two characters run alone, `distance` apart, at every start: is layer 1 head 1's score
     of the second on the first the same at every start? Judged on the float64 twins, so "the same" is exact."""
-    chars = list(setup["a"])
+    chars = list(setup["line_a"])
     if len(chars) < 2:
         return {"outcome": None, "reason": "need_two", "figures": {}}
     first, second = registry.tokenizer.encode(chars[0] + chars[1])
@@ -224,7 +224,7 @@ def _judge_heads(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     """Layer 1's heads on line A: do they spread their attention alike? A 1-character line leaves nothing to
     compare: its one row is all on itself in every head."""
     model = step_model(setup, registry)
-    ids = registry.tokenizer.encode(setup["a"])
+    ids = registry.tokenizer.encode(setup["line_a"])
     check_length("line_a", ids, model.config)
     if model.config.n_head == 1:
         return {"outcome": None, "reason": "one_head", "figures": {}}
@@ -291,8 +291,12 @@ def _judge_ablate(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     before = model["ablation"]["loss"]  # per kind, every head on
     outcome = max(by_kind, key=by_kind.get)
     after = {kind: before[kind] + by_kind[kind] for kind in by_kind}
+    # Which kind is hardest with the head off is another question, with another answer when the head matters most
+    # where the model was surest: the page words these, "still the hardest" only when both hardest are one kind.
+    kinds = {"hardest_before": max(before, key=before.get), "hardest_after": max(after, key=after.get),
+             "easiest_before": min(before, key=before.get)}
     return {"outcome": outcome, "accepted": [k for k, v in by_kind.items() if by_kind[outcome] - v < ABLATE_TIE],
-            "reason": f"ablate_{outcome}",
+            "reason": f"ablate_{outcome}", "kinds": kinds,
             "figures": {"layer": 1, "head": head["head"], "share": head["by_offset"][1],
                         "total": head["ablation"]["loss_increase"], **by_kind,
                         **{f"before_{k}": before[k] for k in by_kind}, **{f"after_{k}": v for k, v in after.items()},

@@ -64,17 +64,16 @@ def check_step_fields(step_id: str, fields: dict) -> None:
     none, a step that reads line A only has no line B, a step that reads no line (a null) has neither, and only
     the relative step has a distance."""
     own = STEP_BY_ID[step_id]["setup"] or {}
-    used = {key for key, value in own.items() if value is not None or key not in ("a", "b", "distance")}
-    for key, value in fields.items():
-        if value is not None and key not in used:
-            name = {"a": "line_a", "b": "line_b"}.get(key, key)
+    used = {key for key, value in own.items() if value is not None or key not in ("line_a", "line_b", "distance")}
+    for name, value in fields.items():
+        if value is not None and name not in used:
             rule = "has no setup" if not own else f"does not use {name}"
             raise InputError(name, f"step {step_id} {rule}: leave {name} out", "unused_field",
                              {"step": step_id})
 
 
 def verdict(step_id: str, fields: dict, registry: ModelRegistry) -> dict:
-    """fields: the setup fields the student changed (a, b, position, weights, n_layer, n_head, causal);
+    """fields: the setup fields the student changed (line_a, line_b, position, weights, n_layer, n_head, causal);
     the others are the step's own."""
     check_step_fields(step_id, fields)
     if step_id in GAP_STEPS:
@@ -108,14 +107,15 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("difference", None)
     out.setdefault("decided_by", None)
     out.setdefault("controls_by", {})
+    out.setdefault("kinds", None)
     own = STEP_BY_ID[step_id]["setup"]
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, CHART_ONLY.get(step_id)),
-            "unknown": unknown_chars(registry.tokenizer, (setup.get("a") or "") + (setup.get("b") or ""))}
+            "unknown": unknown_chars(registry.tokenizer, (setup.get("line_a") or "") + (setup.get("line_b") or ""))}
 
 
 # Setup fields that only a step's chart reads, not its verdict: the ablation step's figures are the whole validation
 # split's (heads.json), and line A is run with the head off only to draw one line; changing it changes no verdict.
-CHART_ONLY = {"ablate": ("a",)}
+CHART_ONLY = {"ablate": ("line_a",)}
 
 
 def _same_setup(setup: dict, own: dict, chart_only=()) -> bool:
@@ -160,7 +160,7 @@ def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
     """The comparison this step's setup makes (with lesson_step), the fields given changing it: the one
     POST /api/lesson/{step}/compare makes, whose GapFacts the verdict reads; None when the setup makes none."""
     setup = _setup(step_id, fields)
-    body = {"line_a": setup["a"], "line_b": setup.get("b") or setup["a"], "position": setup["position"],
+    body = {"line_a": setup["line_a"], "line_b": setup.get("line_b") or setup["line_a"], "position": setup["position"],
             "weights": setup["weights"], "causal": setup["causal"], "lesson_step": step_id}
     if setup["weights"] == "random":
         body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
@@ -174,7 +174,7 @@ def step_verdict32(req: CompareRequest, facts: GapFacts, registry: ModelRegistry
     """The verdict of lesson step req.lesson_step on this comparison, from its float32 pass, when float32 decides it
     (StepJudging); else None. None too when the comparison is not the one the step's setup makes (another seed, a
     depth left to the weights' default): its facts would be another model's, and the verdict route runs its own."""
-    fields = {"a": req.line_a, "b": req.line_b, "position": req.position, "weights": req.weights,
+    fields = {"line_a": req.line_a, "line_b": req.line_b, "position": req.position, "weights": req.weights,
               "causal": req.causal, "n_layer": req.n_layer, "n_head": req.n_head}
     if step_compare_request(req.lesson_step, fields) != req:
         return None
@@ -196,7 +196,7 @@ class StepJudging:
         _check_trained_shape(self.setup, fields, registry)
         self.model = step_model(self.setup, registry)
         tok = registry.tokenizer
-        self.ids_a, self.ids_b = tok.encode(self.setup["a"]), tok.encode(self.setup["b"])
+        self.ids_a, self.ids_b = tok.encode(self.setup["line_a"]), tok.encode(self.setup["line_b"])
         check_length("line_a", self.ids_a, self.model.config)
         check_length("line_b", self.ids_b, self.model.config)
         self.order = alignment(self.ids_a, self.ids_b)
@@ -308,7 +308,8 @@ class StepJudging:
             aligned = decided64(figures["aligned_gap64"])
         if self.same:
             # Lines that differ only in characters outside the vocabulary are the same line to the model.
-            out = {"outcome": None, "reason": "identical" if setup["a"] == setup["b"] else "identical_unknown",
+            reason = "identical" if setup["line_a"] == setup["line_b"] else "identical_unknown"
+            out = {"outcome": None, "reason": reason,
                    "figures": figures, "aligned": aligned, "decided_by": "float64"}
             return _finished(self.step_id, setup, out, registry)
         rounding = decided64(judged.gap, judged.scale) == "rounding"

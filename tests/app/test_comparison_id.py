@@ -17,8 +17,7 @@ DIFFERENT = {"line_a": "床前明月光", "line_b": "疑是地上霜", "position
 def step_body(step_id: str, **changes) -> dict:
     """The step's setup as a verdict body (line_a, line_b, ...), with changes."""
     setup = STEP_BY_ID[step_id]["setup"] | changes
-    return {"line_a": setup["a"], "line_b": setup["b"], "position": setup["position"], "weights": setup["weights"],
-            "n_layer": setup["n_layer"], "n_head": setup["n_head"], "causal": setup["causal"]}
+    return {key: setup[key] for key in ("line_a", "line_b", "position", "weights", "n_layer", "n_head", "causal")}
 
 
 def step_comparison(step_id: str, **changes) -> dict:
@@ -55,14 +54,14 @@ def test_decided_by_names_the_precision_that_decided(client):
     assert rerun["decided_by"] == "float64"
     aligned = rerun["aligned"]["with_position"][0]
     assert aligned["decided_by"] == ("float32" if aligned["gap64"] is None else "float64")
-    step32 = client.post("/api/compare", json=step_comparison("order", b="黄河入海流")).json()["step_verdict"]
+    step32 = client.post("/api/compare", json=step_comparison("order", line_b="黄河入海流")).json()["step_verdict"]
     assert step32["decided_by"] == "float32" and "gap64" not in step32["figures"]
     step64 = client.post("/api/lesson/order/verdict", json={}).json()
     assert step64["decided_by"] == "float64" and "gap64" in step64["figures"]
     assert client.post("/api/lesson/table/verdict", json={}).json()["decided_by"] is None  # judges no gap
 
 
-@pytest.mark.parametrize("step_id, changes", [("order", {}), ("leak", {}), ("order", {"b": "黄河入海流"}),
+@pytest.mark.parametrize("step_id, changes", [("order", {}), ("leak", {}), ("order", {"line_b": "黄河入海流"}),
                                               ("pair", {"position": "learned"})])
 def test_a_step_verdict_by_id_is_the_step_verdict_by_body(client, step_id, changes):
     answer = client.post("/api/compare", json=step_comparison(step_id, **changes)).json()
@@ -101,13 +100,13 @@ def test_a_comparison_of_another_setup_is_refused_by_the_step(client):
         assert item["loc"] == ["path", "comparison_id"] and item["type"] == "comparison_step"
 
 
-@pytest.mark.parametrize("step_id, changes", [("order", {}), ("order", {"b": "黄河入海流"}),
-                                              ("leak", {"b": "山日依白尽", "causal": False}),
+@pytest.mark.parametrize("step_id, changes", [("order", {}), ("order", {"line_b": "黄河入海流"}),
+                                              ("leak", {"line_b": "山日依白尽", "causal": False}),
                                               ("posemb", {"position": "rope", "weights": "trained"})])
 def test_a_steps_comparison_is_built_by_the_server_from_the_verdicts_body(client, step_id, changes):
     """POST /api/lesson/{step}/compare takes the verdict's body and answers what /api/compare answers on the
     comparison the step's setup makes (the page builds no comparison request); its verdict is the step's."""
-    body = {{"b": "line_b"}.get(k, k): v for k, v in changes.items()}
+    body = dict(changes)
     expected = step_comparison(step_id, **changes)
     if expected["weights"] == "trained":  # the shipped weights fix their own shape
         expected = {k: v for k, v in expected.items() if k not in ("n_layer", "n_head")}

@@ -26,7 +26,8 @@ def test_options_carry_the_constants_the_pages_use(client):
     assert options["max_ablate_chars"] == MAX_ABLATE_CHARS
     too_long = client.post("/api/ablate", json={"line": "白" * (MAX_ABLATE_CHARS + 1)})
     assert too_long.status_code == 422 and too_long.json()["detail"][0]["ctx"]["max_length"] == MAX_ABLATE_CHARS
-    assert (options["defaults"]["line_a"], options["defaults"]["line_b"]) == (LESSON_LINES["a"], LESSON_LINES["b"])
+    lines = options["defaults"]["line_a"], options["defaults"]["line_b"]
+    assert lines == (LESSON_LINES["line_a"], LESSON_LINES["line_b"])
 
 
 def test_options_carry_class_modes_rules(client):
@@ -52,7 +53,7 @@ def test_no_script_spells_out_the_modes_or_the_languages():
         source = path.read_text(encoding="utf-8")
         assert not re.search(r'\[\s*"learned",\s*"rope",\s*"none"\s*\]', source), path
         assert not re.search(r'\[\s*"zh",\s*"ja",\s*"fr",\s*"en"\s*\]', source), path
-        assert f'"{LESSON_LINES["a"]}"' not in source and f'"{LESSON_LINES["b"]}"' not in source, path
+        assert f'"{LESSON_LINES["line_a"]}"' not in source and f'"{LESSON_LINES["line_b"]}"' not in source, path
         assert not re.search(r"MAX_\w*CHARS\s*=\s*\d", source), path
         # Class mode's code shape, name limit and recent-join window come from /api/options too.
         assert CODE_ALPHABET not in source, path

@@ -50,7 +50,7 @@ def test_the_ablation_step_with_another_line_a_is_still_the_questions_setup(clie
     """Its verdict reads the whole validation split: a new line A changes only the one-line chart, so the page must
     not say the setup changed (it did, and asked the step's own verdict again)."""
     own = client.post("/api/lesson/ablate/verdict", json={}).json()
-    typed = client.post("/api/lesson/ablate/verdict", json={"a": "床前明月光，疑是地上霜。"}).json()
+    typed = client.post("/api/lesson/ablate/verdict", json={"line_a": "床前明月光，疑是地上霜。"}).json()
     assert typed["setup_is_lessons"] is True and typed["outcome"] == own["outcome"]
     assert typed["figures"] == own["figures"]
     other = client.post("/api/lesson/ablate/verdict", json={"position": "rope"}).json()

@@ -175,7 +175,8 @@ def test_the_lessons_verdict_after_its_comparison_reruns_only_line_b_in_float64(
     for b in ("山依日白尽", "日白依山尽", "山依日白尽月"):
         client.post("/api/compare", json={"line_a": "白日依山尽", "line_b": b, "lesson_step": "order", **setup})
         passes[b] = count_traces(monkeypatch)
-        got = client.post("/api/lesson/order/verdict", json={"a": "白日依山尽", "b": b, "causal": True, **setup})
+        got = client.post("/api/lesson/order/verdict",
+                          json={"line_a": "白日依山尽", "line_b": b, "causal": True, **setup})
         assert got.status_code == 200
         monkeypatch.undo()
     # Line A's float64 runs were kept from the first verdict: line B alone, in float64, once under the mask and once
@@ -211,7 +212,7 @@ def test_a_lesson_steps_comparison_carries_its_verdict_exactly_when_float32_deci
         body = {"line_a": a, "line_b": b, "causal": setup.get("causal", True), **setup}
         answer = client.post("/api/compare", json={**body, "lesson_step": step})
         assert answer.status_code == 200
-        fields = {"a": a, "b": b, **{k: v for k, v in body.items() if k not in ("line_a", "line_b")}}
+        fields = {"line_a": a, "line_b": b, **{k: v for k, v in body.items() if k not in ("line_a", "line_b")}}
         alone = json.loads(encode(verdict(step, fields, registry)))
         asked = client.post(f"/api/lesson/{step}/verdict", json=fields)
         assert asked.status_code == 200 and asked.json() == alone, (step, a, b)

@@ -34,7 +34,7 @@ def test_both_steps_come_after_the_rope_and_heads_steps_and_read_no_line(client)
     assert ids.index("ablate") < ids.index("probe") == ids.index("bands") - 1 < ids.index("ex1")
     for step_id, position in (("probe", "none"), ("bands", "rope")):
         setup = steps[ids.index(step_id)]["setup"]
-        assert setup["a"] is None and setup["b"] is None and setup["position"] == position
+        assert setup["line_a"] is None and setup["line_b"] is None and setup["position"] == position
         assert setup["weights"] == "trained" and setup["causal"] is True
 
 
@@ -110,7 +110,7 @@ def test_the_probe_step_on_untrained_weights_says_its_figures_are_the_trained_mo
 @pytest.mark.parametrize("step", ["probe", "bands"])
 @pytest.mark.parametrize("body, field, kind", [
     ({"line_a": "白日依山尽"}, "line_a", "unused_field"),
-    ({"a": "白日依山尽"}, "line_a", "unused_field"),
+    ({"line_a": "白日依山尽"}, "line_a", "unused_field"),
     ({"line_b": "白日依山尽"}, "line_b", "unused_field"),
     ({"distance": 2}, "distance", "unused_field"),
     ({"position": "alibi"}, "position", "literal_error"),

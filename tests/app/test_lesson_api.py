@@ -69,15 +69,15 @@ def test_steps_follow_the_lesson_and_load_valid_setups(client):
     assert steps[-1]["id"] == "summary" and steps[-2]["id"] == "selftest"
     for step in steps:
         setup = step["setup"]
-        if not setup or setup["a"] is None:  # no setup, or one that reads no line (the shipped probe's steps)
+        if not setup or setup["line_a"] is None:  # no setup, or one that reads no line (the shipped probe's steps)
             continue
-        body = {"line_a": setup["a"], "line_b": setup["b"] or setup["a"], "position": setup["position"],
+        body = {"line_a": setup["line_a"], "line_b": setup["line_b"] or setup["line_a"], "position": setup["position"],
                 "weights": setup["weights"], "causal": setup["causal"]}
         if setup["weights"] == "random":
             body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
         assert client.post("/api/compare", json=body).status_code == 200, step["id"]
     limit = next(s for s in steps if s["id"] == "limit")
-    assert len(limit["setup"]["a"]) == client.get("/api/options").json()["max_chars"]["learned"] == 128
+    assert len(limit["setup"]["line_a"]) == client.get("/api/options").json()["max_chars"]["learned"] == 128
 
 
 def test_the_lessons_printed_head_split_is_what_the_model_counts():
@@ -174,11 +174,15 @@ def test_every_text_the_scripts_ask_for_exists():
         assert not asked - known, (lang, sorted(asked - known))
 
 
-def test_the_verdict_names_the_lines_line_a_and_line_b_and_accepts_a_and_b(client):
-    """One name per field on every route: line_a and line_b, as /api/compare; a and b stay accepted."""
+def test_the_verdict_names_the_lines_line_a_and_line_b_and_refuses_a_and_b_by_name(client):
+    """One name per field on every route: line_a and line_b, as /api/compare; a and b, their earlier names, are
+    refused like any unknown field, the 422 naming the field."""
     new = client.post("/api/lesson/order/verdict", json={"line_a": "白日依山尽", "line_b": "尽山依日白"})
-    old = client.post("/api/lesson/order/verdict", json={"a": "白日依山尽", "b": "尽山依日白"})
-    assert new.status_code == old.status_code == 200 and new.json() == old.json()
+    assert new.status_code == 200
+    for old in ({"a": "白日依山尽"}, {"b": "尽山依日白"}):
+        r = client.post("/api/lesson/order/verdict", json=old)
+        (detail,) = r.json()["detail"]
+        assert r.status_code == 422 and detail["loc"] == ["body", *old] and detail["type"] == "extra_forbidden"
     lesson = client.post("/api/lesson/order/verdict", json={}).json()
     assert new.json()["outcome"] == "different" and lesson["setup_is_lessons"]
     assert not new.json()["setup_is_lessons"]  # the lines sent were used, not the step's own
@@ -188,11 +192,10 @@ def test_the_verdict_names_the_lines_line_a_and_line_b_and_accepts_a_and_b(clien
     assert {"line_a", "line_b"} <= set(schema) and not {"a", "b"} & set(schema)
 
 
-def test_a_line_the_model_refuses_is_named_line_a_or_line_b_whichever_name_was_sent(client):
+def test_a_line_the_model_refuses_is_named_line_a_or_line_b(client):
     """The verdict's own refusals (past pos_emb's rows) name the field as /api/compare does: line_a, line_b."""
-    for body in ({"line_a": "白" * 130, "line_b": "日"}, {"a": "白" * 130, "b": "日"}):
-        r = client.post("/api/lesson/posemb/verdict", json=body)
-        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_a"], r.json()
+    r = client.post("/api/lesson/posemb/verdict", json={"line_a": "白" * 130, "line_b": "日"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_a"], r.json()
     r = client.post("/api/lesson/posemb/verdict", json={"line_a": "日", "line_b": "白" * 130})
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "line_b"]
     r = client.post("/api/lesson/heads/verdict", json={"line_a": "白" * 130})

@@ -72,8 +72,8 @@ BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
 OTHER_CONTROLS = ["\u200b", "\u200e", "\ufeff", "\u00ad", "\x00", "\x07", "\t", "\r", "\x7f", "\x85"]
 LINE_FIELDS = [  # (path, field, a body with a valid value for every other field)
     ("/api/compare", "line_a", {}), ("/api/compare", "line_b", {}),
-    ("/api/lesson/order/verdict", "a", {}), ("/api/lesson/order/verdict", "b", {}),
-    ("/api/lesson/ablate/verdict", "a", {}),
+    ("/api/lesson/order/verdict", "line_a", {}), ("/api/lesson/order/verdict", "line_b", {}),
+    ("/api/lesson/ablate/verdict", "line_a", {}),
     ("/api/ablate", "line", {}),
     ("/api/relative", "first", {}), ("/api/relative", "second", {}),
 ]

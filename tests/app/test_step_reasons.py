@@ -58,7 +58,7 @@ def test_each_reason_is_what_the_controls_show(client, registry, reference, step
     tok = registry.tokenizer
     for name, (a, b) in PAIRS.items():
         ids_a, ids_b = tok.encode(a), tok.encode(b)
-        got = client.post(f"/api/lesson/{step}/verdict", json={"a": a, "b": b, "weights": "random",
+        got = client.post(f"/api/lesson/{step}/verdict", json={"line_a": a, "line_b": b, "weights": "random",
                                                                  "n_layer": n_layer, "n_head": 4})
         assert got.status_code == 200, got.text
         verdict = got.json()
@@ -86,11 +86,12 @@ def test_the_same_mix_at_two_layers_without_positions_is_the_masks_leak(client):
     """The issue's case: 白日依山尽 against 白白日日依依山山尽尽, no positions, 2 layers, mask on.
     The same characters in the same proportions: with the mask off the gap is rounding (1e-15), so the mask leaks
     it, not the content."""
-    got = client.post("/api/lesson/leak/verdict", json={"a": "白日依山尽", "b": "白白日日依依山山尽尽"}).json()
+    doubled = {"line_a": "白日依山尽", "line_b": "白白日日依依山山尽尽"}
+    got = client.post("/api/lesson/leak/verdict", json=doubled).json()
     assert got["difference"] == "real" and got["reason"] == "mask"
     assert got["figures"]["gap_content"] < 1e-9 * got["figures"]["largest_logit"]
     assert got["figures"]["gap_mask"] == got["figures"]["gap"]  # no positions: the mask control is the step itself
-    one_layer = client.post("/api/lesson/order/verdict", json={"a": "白日依山尽", "b": "白白日日依依山山尽尽"}).json()
+    one_layer = client.post("/api/lesson/order/verdict", json=doubled).json()
     assert one_layer["difference"] == "rounding" and one_layer["reason"] == "same_mix"
 
 
@@ -101,7 +102,7 @@ def test_a_keystroke_stays_one_request_with_the_controls(client):
             "n_head": 4, "causal": True, "lesson_step": "leak"}
     carried = client.post("/api/compare", json=body).json()["step_verdict"]
     assert carried is not None and carried["reason"] == "content" and "gap_content" in carried["figures"]
-    alone = client.post("/api/lesson/leak/verdict", json={"a": "白日依山尽", "b": "春眠不觉尽"}).json()
+    alone = client.post("/api/lesson/leak/verdict", json={"line_a": "白日依山尽", "line_b": "春眠不觉尽"}).json()
     assert alone == carried
 
 
@@ -137,7 +138,7 @@ def test_each_control_says_the_precision_it_was_measured_in(client, registry, re
     tok = registry.tokenizer
     controls = {"content": (False, False), "mask": (True, False), "positions": (False, True)}
     for name, (a, b) in PAIRS.items():
-        verdict = client.post(f"/api/lesson/{step}/verdict", json={"a": a, "b": b, "weights": "random",
+        verdict = client.post(f"/api/lesson/{step}/verdict", json={"line_a": a, "line_b": b, "weights": "random",
                                                                      "n_layer": 2, "n_head": 4}).json()
         quoted = {key for key in verdict["figures"] if key.removeprefix("gap_") in controls}
         assert set(verdict["controls_by"]) == quoted, (step, name, verdict["controls_by"])

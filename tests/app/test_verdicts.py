@@ -87,7 +87,7 @@ def test_same_or_different_agrees_with_float64_numpy_at_every_setup(client, regi
 
 def check_step(client, step, a, b, setup, expected, gap64):
     """The API's verdict at one step equals the one the numpy maths gives."""
-    r = client.post(f"/api/lesson/{step}/verdict", json={"a": a, "b": b, **setup})
+    r = client.post(f"/api/lesson/{step}/verdict", json={"line_a": a, "line_b": b, **setup})
     assert r.status_code == 200, r.text
     got = r.json()
     assert got["outcome"] == expected, (step, a, b, got)
@@ -111,7 +111,8 @@ def test_the_gap_the_verdict_judges_is_the_one_compare_shows(client, setup):
         if setup["weights"] == "random":
             body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
         shown = client.post("/api/compare", json=body).json()["difference"]["with_position"]["max_abs"]
-        judged = client.post("/api/lesson/order/verdict", json={"a": a, "b": b, **setup}).json()["figures"]["gap"]
+        judged = client.post("/api/lesson/order/verdict",
+                             json={"line_a": a, "line_b": b, **setup}).json()["figures"]["gap"]
         assert judged == shown
 
 
@@ -132,7 +133,7 @@ def test_trained_weights_without_the_mask_are_rounding_though_float32_passes_1e_
     ("ab尽", "ba尽", "identical_unknown"),
 ])
 def test_reasons_at_one_layer_without_positions(client, a, b, reason):
-    got = client.post("/api/lesson/order/verdict", json={"a": a, "b": b}).json()
+    got = client.post("/api/lesson/order/verdict", json={"line_a": a, "line_b": b}).json()
     assert got["reason"] == reason
 
 
@@ -148,7 +149,7 @@ def test_reasons_follow_the_setup(client, fields, reason):
 
 
 def test_unknown_characters_are_named_once_in_order(client):
-    got = client.post("/api/lesson/order/verdict", json={"a": "ab白尽", "b": "b白a尽"}).json()
+    got = client.post("/api/lesson/order/verdict", json={"line_a": "ab白尽", "line_b": "b白a尽"}).json()
     assert got["unknown"] == ["a", "b"]
     assert client.post("/api/lesson/order/verdict", json={}).json()["unknown"] == []
 
@@ -168,9 +169,9 @@ def test_aligned_last_row_is_judged_by_the_float64_rerun(client, registry, refer
             pa = ref.run(ids_a, setup["causal"])[1][0][:, -1]
             pb = ref.run(ids_b, setup["causal"])[1][0][:, -1][:, order]
             expected = "rounding" if np.abs(pa - pb).max() < 1e-9 else "real"
-            got = client.post("/api/lesson/order/verdict", json={"a": a, "b": b, **setup}).json()
+            got = client.post("/api/lesson/order/verdict", json={"line_a": a, "line_b": b, **setup}).json()
             assert got["aligned"] == expected, (setup, a, b)
-    other = client.post("/api/lesson/order/verdict", json={"a": "春眠不觉晓", "b": "处处闻啼鸟"}).json()
+    other = client.post("/api/lesson/order/verdict", json={"line_a": "春眠不觉晓", "line_b": "处处闻啼鸟"}).json()
     assert other["aligned"] is None
 
 
@@ -178,7 +179,7 @@ def test_aligned_last_row_is_judged_by_the_float64_rerun(client, registry, refer
 def test_limit_refuses_past_the_table_only_under_learned(client, setup):
     rows = 128
     for n in (1, 127, 128, 129, 200):
-        got = client.post("/api/lesson/limit/verdict", json={**setup, "a": "白" * n, "b": "日"}).json()
+        got = client.post("/api/lesson/limit/verdict", json={**setup, "line_a": "白" * n, "line_b": "日"}).json()
         # The question is the 129th character's: a line within the table gets the same verdict (issue 32).
         assert got["outcome"] == ("error" if setup["position"] == "learned" else "works"), (n, got)
         assert got["reason"] == ("no_table" if setup["position"] != "learned" else
@@ -212,12 +213,12 @@ def test_relative_scores_are_flat_only_under_rope_by_numpy(client, registry, lin
         flat[position] = np.ptp(scores) < 1e-9 * max(1.0, np.abs(scores).max())
     expected = {(True, True): "both", (True, False): "rope", (False, True): "learned", (False, False): "neither"}
     got = client.post("/api/lesson/relative/verdict",
-                      json={"a": line, "weights": weights, "distance": distance}).json()
+                      json={"line_a": line, "weights": weights, "distance": distance}).json()
     assert got["figures"]["distance"] == distance
     assert got["figures"]["last_start"] == list(range(0, 128 - distance, 6))[-1]
     assert got["outcome"] == expected[flat["rope"], flat["learned"]]
     assert got["outcome"] == "rope"
-    one = client.post("/api/lesson/relative/verdict", json={"a": "明", "weights": weights}).json()
+    one = client.post("/api/lesson/relative/verdict", json={"line_a": "明", "weights": weights}).json()
     assert one["outcome"] is None and one["reason"] == "need_two"
 
 
@@ -228,7 +229,7 @@ def test_heads_differ_by_total_variation_in_numpy(client, references, registry, 
         pattern = ref.run(registry.tokenizer.encode(line), True)[1][0][:, 1:]  # row 0 is all on itself
         distance = max(0.5 * np.abs(pattern[i] - pattern[j]).sum(-1).mean()
                        for i, j in itertools.combinations(range(len(pattern)), 2))
-        got = client.post("/api/lesson/heads/verdict", json={**setup, "a": line, "causal": True}).json()
+        got = client.post("/api/lesson/heads/verdict", json={**setup, "line_a": line, "causal": True}).json()
         if setup["causal"]:
             assert got["outcome"] == ("differ" if distance > 0.25 else "alike")
             assert math.isclose(got["figures"]["distance"], distance, abs_tol=1e-6)
@@ -269,14 +270,14 @@ def test_a_changed_setup_is_not_the_lessons(client):
 
 
 @pytest.mark.parametrize(("body", "field", "kind"), [
-    ({"a": ""}, "a", "string_too_short"),
+    ({"a": "白日依山尽"}, "a", "extra_forbidden"),  # line_a's earlier name: refused as any unknown field
     ({"n_head": 3}, "n_head", "n_head_choice"),
     ({"position": "sideways"}, "position", "literal_error"),
     ({"extra": 1}, "extra", "extra_forbidden"),
     ({"n_layer": "2"}, "n_layer", "int_type"),
     ({"line_a": "", "line_b": "白"}, "line_a", "string_too_short"),
     # The model's own refusal names the line as /api/compare does, whichever name was sent.
-    ({"a": "白" * 129, "position": "learned"}, "line_a", "too_many_positions"),
+    ({"line_a": "白" * 129, "position": "learned"}, "line_a", "too_many_positions"),
     ({"line_b": "白" * 129, "position": "learned"}, "line_b", "too_many_positions"),
 ])
 def test_bad_setups_get_422_naming_the_field(client, body, field, kind):
@@ -287,7 +288,8 @@ def test_bad_setups_get_422_naming_the_field(client, body, field, kind):
 
 
 def test_too_long_names_its_rule_in_ctx(client):
-    detail = client.post("/api/lesson/order/verdict", json={"a": "白" * 129, "position": "learned"}).json()["detail"][0]
+    body = {"line_a": "白" * 129, "position": "learned"}
+    detail = client.post("/api/lesson/order/verdict", json=body).json()["detail"][0]
     assert detail["ctx"] == {"max_length": 128, "position": "learned"}
     r = client.post("/api/compare", json={"line_a": "白" * 129, "line_b": "日", "position": "learned",
                                           "weights": "random"})
@@ -394,8 +396,17 @@ def test_step_13_grades_the_question_it_asks_where_the_loss_rises_most(client, p
         assert got["figures"][f"before_{k}"] == pytest.approx(before[k], abs=1e-12)
         assert got["figures"][f"after_{k}"] == pytest.approx(after[k], abs=1e-12)
         assert got["figures"][k] == pytest.approx(rise[k], abs=1e-12)
+    # The hardest kind before and after, and the easiest before: the verdict names them, the page only words them.
+    assert got["kinds"] == {"hardest_before": max(before, key=before.get), "hardest_after": max(after, key=after.get),
+                            "easiest_before": min(before, key=before.get)}
     if position == "learned":  # 0.24 -> 1.99 on punctuation, 4.77 -> 6.15 on the second line
         assert got["outcome"] == "punctuation" and max(after, key=after.get) == "second_line"
+        # ... and with every head on the rest (5.26) was the hardest: the second line becomes it.
+        assert got["kinds"]["hardest_before"] == "other" and got["kinds"]["hardest_after"] == "second_line"
+    else:
+        assert got["kinds"]["hardest_before"] == got["kinds"]["hardest_after"]
+    other = client.post("/api/lesson/heads/verdict", json={"position": position}).json()
+    assert other["kinds"] is None
     for lang, (asks, not_asked) in ASKS_THE_RISE.items():
         question = json.loads((STATIC / "i18n" / "lesson" / f"{lang}.json").read_text())["ablate_question"]
         assert asks in question and not_asked not in question, (lang, question)
@@ -421,7 +432,7 @@ def test_step_9_works_its_rope_example_from_the_models_own_query_and_key(client,
         score = ref.run([first, second], positions=[start, start + distance])[2][0][0, 1, 0]
         assert total / math.sqrt(cfg.head_dim) == pytest.approx(score, abs=1e-4)
 
-    got = client.post("/api/lesson/relative/verdict", json={"a": "明月", "distance": 9}).json()["figures"]
+    got = client.post("/api/lesson/relative/verdict", json={"line_a": "明月", "distance": 9}).json()["figures"]
     q, k = layer1_query_key(twin, first, second)
     assert (got["q0"], got["q1"], got["k0"], got["k1"]) == pytest.approx((*q, *k), abs=1e-12)
     assert (got["base"], got["head_dim"], got["theta_first"]) == (cfg.rope_base, cfg.head_dim, theta[0])
@@ -460,7 +471,7 @@ def test_step_12_compares_the_rows_the_heads_can_differ_on(client, registry):
     pattern = ReferenceGPT(model).run(registry.tokenizer.encode("明月"), True)[1][0]  # (nh, 2, 2)
     row = pattern[:, 1]
     want = max(0.5 * np.abs(row[i] - row[j]).sum() for i, j in itertools.combinations(range(len(row)), 2))
-    got = client.post("/api/lesson/heads/verdict", json={"a": "明月"}).json()
+    got = client.post("/api/lesson/heads/verdict", json={"line_a": "明月"}).json()
     assert got["figures"]["rows"] == 1 and math.isclose(got["figures"]["distance"], want, abs_tol=1e-6)
-    one = client.post("/api/lesson/heads/verdict", json={"a": "月"}).json()
+    one = client.post("/api/lesson/heads/verdict", json={"line_a": "月"}).json()
     assert one["outcome"] is None and one["reason"] == "one_char"

@@ -58,7 +58,7 @@ def commit_first_choices(page) -> None:
 
 def expected_gap(server_url: str, setup: dict) -> float:
     """The last-position gap for a step's setup, asked of the API directly."""
-    body = {"line_a": setup["a"], "line_b": setup["b"] or setup["a"], "position": setup["position"],
+    body = {"line_a": setup["line_a"], "line_b": setup["line_b"] or setup["line_a"], "position": setup["position"],
             "weights": setup["weights"], "causal": setup["causal"]}
     if setup["weights"] == "random":
         body |= {"n_layer": setup["n_layer"], "n_head": setup["n_head"]}
@@ -139,7 +139,7 @@ def test_verdict_follows_the_lines(open_page, tools, server_url, steps):
     open_page.allow("status of 422")  # the 129th character is refused on purpose
     page = open_page("/lesson?step=1&lang=en", locale="en-US")
     count = tools.render_count(page)
-    with_lines = [(n, s) for n, s in enumerate(steps, start=1) if s["setup"] and s["setup"]["a"] is not None]
+    with_lines = [(n, s) for n, s in enumerate(steps, start=1) if s["setup"] and s["setup"]["line_a"] is not None]
     for n, step in with_lines:
         if step_number(page) != n:
             page.select_option("#step-select", str(n))
@@ -149,7 +149,7 @@ def test_verdict_follows_the_lines(open_page, tools, server_url, steps):
         before = page.inner_text("[data-verdict]")
         measured = [page.get_attribute("[data-verdict]", name) for name in ("data-outcome", "data-value")]
         notice = page.inner_text("#notice")
-        page.fill("#line-a", "春风" + step["setup"]["a"])
+        page.fill("#line-a", "春风" + step["setup"]["line_a"])
         count = wait_step(page, tools, count)
         after = page.inner_text("[data-verdict]")
         if step["kind"] == "ablate":
@@ -168,7 +168,7 @@ def test_verdict_follows_the_lines(open_page, tools, server_url, steps):
             continue
         assert after != before, (step["id"], after)
         if step["kind"] in GAP_KINDS:
-            changed = {**step["setup"], "a": "春风" + step["setup"]["a"]}
+            changed = {**step["setup"], "line_a": "春风" + step["setup"]["line_a"]}
             gap = expected_gap(server_url, changed)
             assert math.isclose(float(page.get_attribute("[data-verdict]", "data-value")), gap, rel_tol=1e-6)
             assert page.get_attribute("[data-verdict]", "data-outcome") != ""
@@ -483,13 +483,13 @@ def test_the_lessons_errors_are_worded_in_its_language(open_page, tools, steps, 
     open_page.allow("status of 422")
     n = next(i for i, s in enumerate(steps, start=1) if s["id"] == "limit")
     setup = steps[n - 1]["setup"]
-    assert setup["position"] == "learned" and len(setup["a"]) == 128
+    assert setup["position"] == "learned" and len(setup["line_a"]) == 128
     page = open_page(f"/lesson?step={n}&lang={lang}", locale="en-US")
     texts = {**tools.texts(lang), **lesson_texts(lang)}
     count = tools.render_count(page)
     commit_first_choices(page)
     count = wait_step(page, tools, count)
-    page.fill("#line-a", setup["a"] + "白")
+    page.fill("#line-a", setup["line_a"] + "白")
     count = wait_step(page, tools, count)
     verdict = page.inner_text("[data-verdict]")
     assert page.get_attribute("[data-verdict]", "data-outcome") == "error", verdict

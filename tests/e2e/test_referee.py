@@ -220,7 +220,7 @@ def variations(step: dict) -> list[tuple[str, str, callable]]:
     grid += [(f"n_layer={n}", "#n-layer", lambda page, n=n: page.select_option("#n-layer", str(n)))
              for n in (1, 2, 3) if n != setup["n_layer"]]
     grid.append(("causal toggled", "#causal", lambda page: page.click("#causal")))
-    if setup["b"] is not None:
+    if setup["line_b"] is not None:
         # Not reorderings of each other, of different lengths, one with a character the model does not know.
         grid += [("other lines", "#line-b",
                   lambda page: (page.fill("#line-a", "床前明月光"), page.fill("#line-b", "疑是地上霜了"))),

@@ -79,7 +79,7 @@ def test_the_verdict_is_the_servers_for_the_lines_typed(open_page, tools, server
     page.fill("#line-b", lines[1])
     tools.wait_rendered(page, count)
     tools.wait_until(page, "(o) => document.querySelector('[data-verdict]').dataset.outcome === o", outcome)
-    api = verdict_of(server_url, step, {"a": lines[0], "b": lines[1]})
+    api = verdict_of(server_url, step, {"line_a": lines[0], "line_b": lines[1]})
     assert (api["outcome"] or "") == outcome and api["reason"] == reason
     en = texts("en")
     assert prefix(en[f"reason_{reason}"]) in page.inner_text("[data-verdict]")

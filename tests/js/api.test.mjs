@@ -7,11 +7,12 @@ import { ApiError, request } from "../../static/js/shared/api.js";
 const sent = [];
 const realFetch = globalThis.fetch;
 
-/** fetch answers status with body (an object sent as JSON, or a string that is not JSON). */
+/** fetch answers status with body (an object sent as JSON, a string that is not JSON, or null: none). */
 function answer(status, body, statusText = "") {
   globalThis.fetch = async (url, init) => {
     sent.push({ url, ...init });
-    return new Response(typeof body === "string" ? body : JSON.stringify(body), { status, statusText });
+    const text = body === null || typeof body === "string" ? body : JSON.stringify(body);
+    return new Response(text, { status, statusText });
   };
 }
 
@@ -56,4 +57,62 @@ test("an answer without a detail (not JSON, or a plain string) still says what w
   answer(429, { detail: "rate limit: 120 requests a minute" });
   const limited = await request("/api/compare", { body: {} }).catch((e) => e);
   assert.deepEqual(limited.general, [{ msg: "rate limit: 120 requests a minute" }]);
+});
+
+test("class mode's requests: another method, added headers, and no Content-Type without a body", async () => {
+  answer(200, { round: 2 });
+  const got = await request("/api/classes/ABC/again", { method: "POST", headers: { Authorization: "Bearer t" } });
+  assert.deepEqual(got, { round: 2 });
+  assert.equal(sent[0].method, "POST");
+  assert.equal(sent[0].body, undefined);
+  assert.deepEqual(sent[0].headers, { Accept: "application/json", Authorization: "Bearer t" });
+  answer(204, null);
+  assert.equal(await request("/api/classes/ABC", { method: "DELETE" }), null); // no body: null, not a failure
+  assert.equal(sent[1].method, "DELETE");
+  await request("/api/classes/ABC/reveal", { body: { line_b: "山" }, headers: { "X-Teacher-Key": "k" } });
+  assert.equal(sent[2].headers["Content-Type"], "application/json");
+  assert.equal(sent[2].headers["X-Teacher-Key"], "k");
+});
+
+test("a CSV file is read as a blob, and its refusal through the same parser", async () => {
+  answer(200, "step,choice\n1,same\n");
+  const csv = await request("/api/classes/ABC/results.csv", { query: { lang: "fr" }, as: "blob" });
+  assert.equal(await csv.text(), "step,choice\n1,same\n");
+  assert.equal(sent[0].url, "/api/classes/ABC/results.csv?lang=fr");
+  answer(403, { detail: [{ loc: ["header", "Authorization"], msg: "not the teacher", type: "teacher_only" }] });
+  const refused = await request("/api/classes/ABC/results.csv", { as: "blob" }).catch((e) => e);
+  assert.equal(refused.status, 403);
+  assert.equal(refused.type, "teacher_only");
+});
+
+test("the first item's type and ctx, and how long to wait: Retry-After, else the ctx's retry_after", async () => {
+  globalThis.fetch = async () => new Response(JSON.stringify({ detail: [
+    { loc: ["path", "code"], msg: "too many", type: "too_many_joins_from_address", ctx: { retry_minutes: 2 } },
+  ] }), { status: 429, headers: { "Retry-After": "90" } });
+  const limited = await request("/api/classes/ABC/join", { method: "POST" }).catch((e) => e);
+  assert.equal(limited.type, "too_many_joins_from_address");
+  assert.deepEqual(limited.ctx, { retry_minutes: 2 });
+  assert.equal(limited.retryAfter, 90);
+  answer(503, { detail: [{ loc: [], msg: "store down", type: "class_store_unavailable", ctx: { retry_after: 5 } }] });
+  const down = await request("/api/classes/ABC").catch((e) => e);
+  assert.equal(down.retryAfter, 5);
+  answer(404, { detail: "Not Found" });
+  const gone = await request("/api/classes/ABC").catch((e) => e);
+  assert.equal(gone.type, null);
+  assert.deepEqual(gone.ctx, {});
+  assert.equal(gone.retryAfter, null);
+});
+
+test("no answer at all is an ApiError of status 0; an abort is not a failure and stays an AbortError", async () => {
+  globalThis.fetch = async () => { throw new TypeError("Failed to fetch"); };
+  const lost = await request("/api/classes/ABC").catch((e) => e);
+  assert.ok(lost instanceof ApiError);
+  assert.equal(lost.status, 0);
+  assert.deepEqual(lost.fields, []);
+  const controller = new AbortController();
+  controller.abort();
+  globalThis.fetch = realFetch;
+  const aborted = await request("http://127.0.0.1:9/api/compare", { body: {}, signal: controller.signal }).catch((e) => e);
+  assert.equal(aborted.name, "AbortError");
+  assert.ok(!(aborted instanceof ApiError));
 });

@@ -1,27 +1,9 @@
 // What a failed class request says, in the page's language (README "Class mode"). The server's error
-// body is {detail: [{type, msg, ctx}]} and 429 and 503 carry Retry-After: the wording comes from the
-// status and the type, never from the server's English msg. "The server did not answer" is only for a
-// request that got no answer at all.
+// body is {detail: [{type, msg, ctx}]} and 429 and 503 carry Retry-After: shared/api.js's request() reads them
+// into an ApiError (type, ctx, retryAfter), and the wording comes from the status and the type, never from the
+// server's English msg. "The server did not answer" is only for a request that got no answer at all (status 0).
 
-/** A class request that failed: status 0 when no answer came (network down, server stopped). */
-export class ClassRequestError extends Error {
-  constructor(status, type = null, ctx = {}, retryAfter = null) {
-    super(type ? `${status} ${type}` : `HTTP ${status}`);
-    this.status = status;
-    this.type = type;
-    this.ctx = ctx ?? {};
-    this.retryAfter = retryAfter;
-  }
-}
-
-/** The error of a response that is not ok, read from its body and its Retry-After header. */
-export async function responseError(response) {
-  const data = await response.json().catch(() => null);
-  const first = Array.isArray(data?.detail) ? data.detail[0] : null;
-  const header = Number.parseInt(response.headers.get("Retry-After") ?? "", 10);
-  const retryAfter = Number.isFinite(header) ? header : Number(first?.ctx?.retry_after) || null;
-  return new ClassRequestError(response.status, first?.type ?? null, first?.ctx, retryAfter);
-}
+import { ApiError } from "../shared/api.js";
 
 /** The store or the line is down: the class comes back by itself, so the page says "reconnecting…". */
 export const isOutage = (error) =>
@@ -56,7 +38,7 @@ const BY_TYPE = {
 /** {key, vars}: the i18n key (static/i18n/lesson) that says what happened, and its values. */
 export function wording(error) {
   const seconds = error?.retryAfter ?? 60;
-  if (!(error instanceof ClassRequestError) || error.status === 0) return { key: "class_error", vars: {} };
+  if (!(error instanceof ApiError) || error.status === 0) return { key: "class_error", vars: {} };
   const key = BY_TYPE[error.type] ?? (error.status === 404 ? "class_gone" : "class_failed");
   const minutes = error.ctx?.retry_minutes ?? Math.max(1, Math.ceil(seconds / 60));
   return { key, vars: { seconds, minutes, status: error.status, code: error.ctx?.code ?? "",

@@ -1,10 +1,11 @@
 // The class and the server: requests (call), the status line and the connection pill, the event stream and what
 // its states do to this screen, the teacher's counts and summary, and taking a seat in a class or leaving it.
 
+import { ApiError, request } from "../shared/api.js";
 import { show } from "../shared/dom.js";
 import { read, write } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
-import { ClassRequestError, isOutage, responseError, wording } from "./errors.js";
+import { isOutage, wording } from "./errors.js";
 import { myPending, mySaved, REMOVED_KEY, STUDENT_KEY, TEACHER_KEY, updateSeat } from "./storage.js";
 import { BACK_MS, forLesson, myToken, RETRY_MS, room, statusText, stepOf, ui } from "./room.js";
 import { forgetPast, keepPast, resultsLink } from "./past.js";
@@ -12,27 +13,20 @@ import { render, renderConnection, renderRoster } from "./screens.js";
 
 const URGENT = new Set(["class_lost", "class_gone", "class_store_down", "class_error"]);
 
-/** A class request; a failure throws a ClassRequestError (status 0: no answer came). */
+/**
+ * A class request (shared/api.js's request() under /api/classes), with this screen's token unless `bearer` says
+ * otherwise; a failure throws its ApiError (status 0: no answer came). extra: more headers (the teacher's key).
+ */
 export async function call(method, path, body, bearer = myToken(), extra = {}) {
-  const headers = { Accept: "application/json", ...extra };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (bearer) headers.Authorization = `Bearer ${bearer}`;
+  const headers = bearer ? { ...extra, Authorization: `Bearer ${bearer}` } : extra;
   const sent = performance.now();
-  let response;
-  try {
-    response = await fetch(`/api/classes${path}`, {
-      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch {
-    throw new ClassRequestError(0);
-  }
-  if (!response.ok) throw await responseError(response);
+  const answer = await request(`/api/classes${path}`, { method, body, headers });
   // An answer after an outage: the server and its store are back (a student's stream says nothing until
   // the next step, and a retry that failed just before may have said "reconnecting…" again). Only an answer to a
   // request sent after the outage began says so: one sent before it (answered late) tells nothing of the store now,
   // and a class lost meanwhile must never read "back".
   if (room.outage && sent > room.outageSince) setConnection("back");
-  return response.json().catch(() => ({}));
+  return answer;
 }
 
 /** The status line: an i18n key, or an error worded from its status and type, with an optional lead. */
@@ -71,7 +65,7 @@ export function failed(error, lead = null) {
     // says about it stays.
     render();
   } else {
-    if (!(error instanceof ClassRequestError)) console.warn("class mode:", error);
+    if (!(error instanceof ApiError)) console.warn("class mode:", error);
     say(error, undefined, lead);
   }
 }

@@ -2,11 +2,11 @@
 // download an ended class's results and answers, delete them. Each asks the server first and changes the screen
 // once it confirms.
 
+import { request } from "../shared/api.js";
 import { el } from "../shared/dom.js";
 import { tr } from "../shared/i18n.js";
 import { write } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
-import { ClassRequestError, responseError } from "./errors.js";
 import { forgetPast } from "./past.js";
 import { TEACHER_KEY, teacherKey } from "./storage.js";
 import { room, ui } from "./room.js";
@@ -167,16 +167,15 @@ export async function setDoor(door) {
 export async function downloadCsv(code, token, file) {
   const lang = document.documentElement.lang || "en";
   try {
-    const response = await fetch(`/api/classes/${code}/${file}.csv?lang=${lang}`,
-      { headers: { Authorization: `Bearer ${token}` } });
-    if (!response.ok) throw await responseError(response);
-    const link = el("a", { attrs: { href: URL.createObjectURL(await response.blob()),
+    const csv = await request(`/api/classes/${code}/${file}.csv`,
+      { query: { lang }, headers: { Authorization: `Bearer ${token}` }, as: "blob" });
+    const link = el("a", { attrs: { href: URL.createObjectURL(csv),
       download: `class-${code}-${file}.csv` } });
     document.body.append(link);
     link.click();
     link.remove();
   } catch (error) {
-    say(error instanceof ClassRequestError ? error : new ClassRequestError(0), undefined, { key: "class_summary_failed" });
+    say(error, undefined, { key: "class_summary_failed" });
   }
 }
 

@@ -11,7 +11,7 @@ import { clearErrors, inputProblems, setStatus, showError, updateBusy } from "./
 function requestBody() {
   const now = state();
   const body = compareBody({
-    a: now.a, b: now.b, position: now.pos, weights: effectiveWeights(), n_head: now.heads,
+    line_a: now.a, line_b: now.b, position: now.pos, weights: effectiveWeights(), n_head: now.heads,
     n_layer: now.nLayer, causal: now.causal,
   });
   // Every layer of two long lines is megabytes of JSON: ask for the layer on screen only, and only

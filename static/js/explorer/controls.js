@@ -1,5 +1,5 @@
 // The setup controls both pages share (lines, mode, weights, layers, heads, mask), as pure functions of a
-// setup {a, b, position, weights, n_layer, n_head, causal} and /api/options: what a line's hint says, what
+// setup {line_a, line_b, position, weights, n_layer, n_head, causal} and /api/options: what a line's hint says, what
 // the trained weights fix, what /api/compare is asked, and the explorer's address for a setup. The explorer
 // and the guided lesson call these, so they cannot drift apart.
 
@@ -52,15 +52,15 @@ export function showLineHints(lines, max) {
 }
 
 /** The /api/compare body for a setup. Trained weights fix their own shape: sending n_layer or n_head could
- * only conflict with it. b null: a step that reads line A only compares it with itself. */
+ * only conflict with it. line_b null: a step that reads line A only compares it with itself. */
 export function compareBody(setup) {
   if (setup.weights?.startsWith(MODEL_PREFIX)) {
     // The model answers in its own mode and shape: position, n_layer and n_head are its file's.
-    const body = { line_a: setup.a, line_b: setup.b ?? setup.a, model: setup.weights.slice(MODEL_PREFIX.length) };
+    const body = { line_a: setup.line_a, line_b: setup.line_b ?? setup.line_a, model: setup.weights.slice(MODEL_PREFIX.length) };
     if (!setup.causal) body.causal = false;
     return body;
   }
-  const body = { line_a: setup.a, line_b: setup.b ?? setup.a, position: setup.position, weights: setup.weights };
+  const body = { line_a: setup.line_a, line_b: setup.line_b ?? setup.line_a, position: setup.position, weights: setup.weights };
   if (setup.weights === "random") {
     if (setup.n_head) body.n_head = setup.n_head;
     if (setup.n_layer) body.n_layer = setup.n_layer;
@@ -75,8 +75,8 @@ export function explorerUrl(setup, lang) {
   const random = setup.weights === "random";
   return `/${toSearch({
     ...DEFAULTS,
-    a: setup.a,
-    b: setup.b ?? setup.a,
+    a: setup.line_a,
+    b: setup.line_b ?? setup.line_a,
     pos: setup.position,
     weights: setup.weights,
     heads: random ? setup.n_head : DEFAULTS.heads,

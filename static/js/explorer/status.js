@@ -51,7 +51,7 @@ export function showError(error) {
   // A 422 naming fields is an input to fix: the request itself did not fail.
   const invalid = error instanceof ApiError && error.status === 422 && error.fields.length > 0;
   setStatus(invalid ? "invalid" : "error");
-  if (!(error instanceof ApiError)) {
+  if (!(error instanceof ApiError) || error.status === 0) { // 0: no answer came
     ui.generalError.textContent = tr("error_network");
     show(ui.generalError, true);
     return;

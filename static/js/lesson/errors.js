@@ -12,7 +12,7 @@ const LINE_FIELDS = { line_a: "line_a_label", line_b: "line_b_label" };
 
 /** A field error in the page's language; a line's error names the line, and its length once it has one. */
 function lineMessage(error, setup) {
-  const text = (error.field === "line_b" ? setup?.b : setup?.a) ?? "";
+  const text = (error.field === "line_b" ? setup?.line_b : setup?.line_a) ?? "";
   const msg = fieldMessage(error, { text, position: setup?.position, max: OPTIONS.max_chars[setup?.position] });
   if (!LINE_FIELDS[error.field]) return msg;
   const n = [...text].length;

@@ -32,8 +32,8 @@ function contentAsked(verdict, ctx) {
  * control that a later step asks the student to predict is named with that step, and its figure held back. */
 function reason(verdict, ctx) {
   const setup = ctx.setup;
-  const a = chars(setup.a);
-  const b = chars(setup.b);
+  const a = chars(setup.line_a);
+  const b = chars(setup.line_b);
   const f = verdict.figures;
   // Each control's gap with the precision it was measured in: a float64 rerun's 6.11 × 10⁻¹⁶ and float32's
   // 3.87 × 10⁻⁷ in the notice are the same control, and say so.
@@ -215,8 +215,8 @@ function gapSnippet(setup, data) {
     "from model.experiments import logits_difference",
     ...modelLines(setup),
     "",
-    `a = model.trace(torch.tensor([tok.encode(${py(setup.a)})]), causal=${causal}).logits[0, -1]`,
-    `b = model.trace(torch.tensor([tok.encode(${py(setup.b ?? setup.a)})]), causal=${causal}).logits[0, -1]`,
+    `a = model.trace(torch.tensor([tok.encode(${py(setup.line_a)})]), causal=${causal}).logits[0, -1]`,
+    `b = model.trace(torch.tensor([tok.encode(${py(setup.line_b ?? setup.line_a)})]), causal=${causal}).logits[0, -1]`,
     `print(logits_difference(a, b)["max_abs"])  # ${tr("bar_this")}: ${sci(data.difference.with_position.max_abs)}`,
   ].join("\n");
 }
@@ -288,7 +288,7 @@ export const limit = {
   judge(data, ctx) {
     const f = data.verdict.figures;
     // The line that is that long: the verdict counts the longer of the two.
-    const line = chars(ctx.setup.a).length === f.n ? "A" : "B";
+    const line = chars(ctx.setup.line_a).length === f.n ? "A" : "B";
     const vars = { n: fig(f, "n"), rows: fig(f, "rows"), max: fig(f, "max"), pos: figure("n - 1", f.n - 1),
       last: figure("rows - 1", f.rows - 1), more: fig(f, "more"), line,
       mode: modeInSentence(ctx.setup.position) };
@@ -300,7 +300,7 @@ export const limit = {
     "import torch",
     ...modelLines(ctx.setup),
     "",
-    `x = torch.tensor([tok.encode(${py(ctx.setup.a)})])`,
+    `x = torch.tensor([tok.encode(${py(ctx.setup.line_a)})])`,
     "print(x.shape)",
     "model(x)  # ValueError past 128 positions with position 'learned'",
   ].join("\n"),

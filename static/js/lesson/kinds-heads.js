@@ -82,7 +82,7 @@ export const heads = {
     "import torch",
     ...modelLines(ctx.setup),
     "",
-    `trace = model.trace(torch.tensor([tok.encode(${py(ctx.setup.a)})]))`,
+    `trace = model.trace(torch.tensor([tok.encode(${py(ctx.setup.line_a)})]))`,
     "pattern = trace.attention[0][0]  # layer 1: (n_head, T, T), query rows, key columns",
     "print(pattern.diagonal(-1, dim1=-2, dim2=-1).mean(-1))  # weight on the previous character, per head",
   ].join("\n"),
@@ -95,12 +95,12 @@ export const heads = {
 export const ablate = {
   // Line A is drawn with the head off, but the verdict, like the question, is the validation poems' (the server's
   // CHART_ONLY): a typed line changes no setup the question was asked for.
-  chartOnly: ["a"],
+  chartOnly: ["line_a"],
   async fetch(ctx, signal) {
     const [verdict, shippedHeads] = await Promise.all([postVerdict(ctx.step.id, ctx.setup, signal), getShipped("heads")]);
     if (verdict.outcome === null) return { verdict };
     const off = [{ layer: 1, head: verdict.figures.head }];
-    const answer = await postAblate({ line: ctx.setup.a, position: ctx.setup.position, weights: ctx.setup.weights, off }, signal);
+    const answer = await postAblate({ line: ctx.setup.line_a, position: ctx.setup.position, weights: ctx.setup.weights, off }, signal);
     const model = shippedHeads.models.find((m) => m.position === ctx.setup.position);
     return { verdict, answer, ablation: model.layers[0].heads.find((h) => h.head === verdict.figures.head).ablation };
   },
@@ -115,11 +115,10 @@ export const ablate = {
       Object.assign(vars, { [k]: shownDifference(f, `after_${k}`, `before_${k}`, 2), [`before_${k}`]: fig(f, `before_${k}`, two),
         [`after_${k}`]: fig(f, `after_${k}`, two) });
     }
-    // The question asks where the loss rises most; which kind is hardest with the head off is another
-    // question, with another answer when the head matters most where the model was surest.
-    const top = (key) => kinds.reduce((x, y) => (f[`${key}${y}`] > f[`${key}${x}`] ? y : x));
-    const [gains, hardest, easiest] = [top(""), top("after_"), kinds.reduce((x, y) => (f[`before_${y}`] < f[`before_${x}`] ? y : x))];
-    const was = top("before_"); // the hardest with every head on: "still" only when it is the same kind
+    // The question asks where the loss rises most (the outcome); which kind is hardest with the head off is
+    // another question, which the verdict answers in `kinds`.
+    const { hardest_before: was, hardest_after: hardest, easiest_before: easiest } = v.kinds;
+    const gains = v.outcome;
     const kind = (k) => tr(`ablate_kind_${k}`);
     return judged(data, sentences([
       tr("ablate_verdict", vars),
@@ -134,7 +133,7 @@ export const ablate = {
     const top = Math.max(...Object.values(ablation.by_kind), 0);
     return [{
       name: "ablate-line", caption: tr("chart_ablate_line", { head: fig(data.verdict.figures, "head") }),
-      alt: chars(ctx.setup.a).length < 2 ? tr("notice_ablate_one_char")
+      alt: chars(ctx.setup.line_a).length < 2 ? tr("notice_ablate_one_char")
         : tr("chart_ablate_line_alt", { before: fixed(answer.all_on.mean_loss, 2), after: fixed(answer.ablated.mean_loss, 2) }),
       figure: lossFigure({ answer, offLabel: offLabel(answer.off) }),
     }, {
@@ -145,13 +144,13 @@ export const ablate = {
     }];
   },
   // A 1-character line has no next character to predict: no loss to compare, said as such.
-  notice: (data, ctx) => (!data.answer ? "" : chars(ctx.setup.a).length < 2 ? tr("notice_ablate_one_char")
+  notice: (data, ctx) => (!data.answer ? "" : chars(ctx.setup.line_a).length < 2 ? tr("notice_ablate_one_char")
     : tr("notice_ablate", { before: fixed(data.answer.all_on.mean_loss, 2), after: fixed(data.answer.ablated.mean_loss, 2) })),
   snippet: (ctx, data) => [
     "import torch",
     ...modelLines(ctx.setup),
     "",
-    `x = torch.tensor([tok.encode(${py(ctx.setup.a)})])`,
+    `x = torch.tensor([tok.encode(${py(ctx.setup.line_a)})])`,
     `off = torch.zeros(model.config.n_layer, model.config.n_head, dtype=torch.bool)`,
     `off[0, ${(data.verdict.figures.head ?? 1) - 1}] = True  # layer 1, head ${data.verdict.figures.head ?? 1}: its output to proj becomes zeros`,
     "for heads_off in (None, off):",

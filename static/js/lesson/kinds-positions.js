@@ -59,7 +59,7 @@ export const rotate = {
   judge(data, ctx) {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr("reason_not_rope", { mode: modeInSentence(ctx.setup.position) }));
-    const [a, b] = [chars(ctx.setup.a).length, chars(ctx.setup.b).length];
+    const [a, b] = [chars(ctx.setup.line_a).length, chars(ctx.setup.line_b).length];
     // The count is of the longer line; lines of one length are named together (neither is "the longer").
     const text = tr(a === b ? "rotate_verdict_same" : "rotate_verdict", {
       deg0: fig(f, "degrees_first", three), degl: fig(f, "degrees_last", three), last: fig(f, "last_pair"),
@@ -99,7 +99,7 @@ function spread(values) {
 
 export const relative = {
   fetch: withVerdict((ctx, signal) => {
-    const [first, second] = chars(ctx.setup.a);
+    const [first, second] = chars(ctx.setup.line_a);
     if (!first || !second) return Promise.resolve({ tooShort: true });
     return postRelative({ first, second, weights: ctx.setup.weights, distance: ctx.setup.distance ?? 1 }, signal);
   }),
@@ -149,7 +149,7 @@ export const relative = {
     "from model.probes import pair_scores",
     "",
     'model, tok, meta = load_checkpoint(checkpoint_path("rope"))',
-    `first, second = tok.encode(${py(chars(ctx.setup.a).slice(0, 2).join(""))})`,
+    `first, second = tok.encode(${py(chars(ctx.setup.line_a).slice(0, 2).join(""))})`,
     `starts = ${JSON.stringify(data.starts ?? [])}  # the starts /api/relative used (a JSON list is a Python list)`,
     `scores = pair_scores(model, first, second, starts, distance=${ctx.setup.distance ?? 1})  # (layer, head, start)`,
     "print((scores[0, 0].max() - scores[0, 0].min()).item())",

@@ -117,7 +117,7 @@ export async function reveal({ scroll = false } = {}) {
   const ctx = { step, setup: setupOf(step) && { ...setupOf(step) }, options: OPTIONS, later: (id) => unansweredLater(step, id) };
   // An empty line is an input to fix: said at once, in the page's language, without asking the server.
   const setup = ctx.setup;
-  const lines = Object.fromEntries([["line_a", setup?.a], ["line_b", setup?.b]].filter(([, text]) => text !== null));
+  const lines = Object.fromEntries([["line_a", setup?.line_a], ["line_b", setup?.line_b]].filter(([, text]) => text !== null));
   const empty = setup && emptyLines(lines);
   if (empty) {
     request.abort();

@@ -16,10 +16,10 @@ export function renderSetup(step) {
   wordSetupChanged(step);
   if (!setup) return;
   // A step on a model's shipped figures reads no line (a and b null): its setup is the model and the mask.
-  ui.lineA.value = setup.a ?? "";
-  ui.lineB.value = setup.b ?? "";
-  show($("#field-line-a"), setup.a !== null);
-  show($("#field-line-b"), setup.b !== null);
+  ui.lineA.value = setup.line_a ?? "";
+  ui.lineB.value = setup.line_b ?? "";
+  show($("#field-line-a"), setup.line_a !== null);
+  show($("#field-line-b"), setup.line_b !== null);
   for (const r of ui.positions) r.checked = r.value === setup.position;
   ui.weights.value = setup.weights;
   const trained = setup.weights === "trained";
@@ -59,7 +59,7 @@ export function updateHints(setup) {
 /** The explorer on the step's setup; a step that reads no line opens the explorer at the panel it draws from. */
 export function explorerLink(step) {
   const setup = setupOf(step);
-  if (setup && setup.a === null) return `${explorerUrl(null, state.lang)}#${KINDS[step.kind].panel}`;
+  if (setup && setup.line_a === null) return `${explorerUrl(null, state.lang)}#${KINDS[step.kind].panel}`;
   return explorerUrl(setup, state.lang);
 }
 
@@ -67,8 +67,8 @@ export function readSetup() {
   const step = current();
   const setup = setupOf(step);
   if (!setup) return;
-  if (setup.a !== null) setup.a = ui.lineA.value;
-  if (setup.b !== null) setup.b = ui.lineB.value;
+  if (setup.line_a !== null) setup.line_a = ui.lineA.value;
+  if (setup.line_b !== null) setup.line_b = ui.lineB.value;
   setup.position = ui.positions.find((r) => r.checked)?.value ?? setup.position;
   setup.weights = ui.weights.value;
   setup.n_layer = Number(ui.nLayer.value);
@@ -86,7 +86,7 @@ export function readSetup() {
 /** What differs between the step's own setup and the one on screen, in the order a reader names a setup. */
 function changedParts(own, live, chartOnly = []) {
   const parts = [];
-  if ((own.a !== live.a && !chartOnly.includes("a")) || own.b !== live.b) parts.push("lines");
+  if ((own.line_a !== live.line_a && !chartOnly.includes("line_a")) || own.line_b !== live.line_b) parts.push("lines");
   if (own.position !== live.position) parts.push("position");
   if (own.weights !== live.weights) parts.push("weights");
   // An untrained model's depth and heads are its own; trained weights fix them (n_layer null).
@@ -99,7 +99,8 @@ function changedParts(own, live, chartOnly = []) {
 
 function describe(setup, parts) {
   const words = {
-    lines: () => (setup.b === null ? tr("setup_line", { a: setup.a }) : tr("setup_lines", { a: setup.a, b: setup.b })),
+    lines: () => (setup.line_b === null ? tr("setup_line", { a: setup.line_a })
+      : tr("setup_lines", { a: setup.line_a, b: setup.line_b })),
     position: () => modeInSentence(setup.position),
     weights: () => tr(setup.weights === "trained" ? "setup_trained" : "setup_random"),
     n_layer: () => (setup.n_layer ? tr("setup_layers", { n_layer: setup.n_layer }) : ""),

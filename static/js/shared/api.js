@@ -1,5 +1,6 @@
-// The page's requests to the JSON API, the same routes any user can call (/docs): POST routes that answer the
-// setup on screen, and GET routes whose answers are fixed for the life of the server, fetched once (getShipped).
+// Every page's requests to the JSON API (explorer, lesson and class mode), the same routes any user can call
+// (/docs): POST routes that answer the setup on screen, GET routes whose answers are fixed for the life of the
+// server, fetched once (getShipped), and class mode's routes (class/session.js's call), all by request().
 
 /** Request fields, and the id prefix of the control each one belongs to. */
 export const FIELD_CONTROLS = {
@@ -14,12 +15,19 @@ export const FIELD_CONTROLS = {
 };
 
 export class ApiError extends Error {
-  /** fields: [{field, msg, type, ctx}] for errors tied to a request field; general: the rest. */
-  constructor(status, fields, general) {
-    super(`HTTP ${status}`);
+  /**
+   * fields: [{field, msg, type, ctx}] for errors tied to a request field; general: the rest. status 0: no answer
+   * came (the network, or a server that stopped). type and ctx: the detail's first item's (class mode words its
+   * errors from them); retryAfter: seconds from the Retry-After header (429, 503) or the detail's ctx, else null.
+   */
+  constructor(status, fields, general, { type = null, ctx = {}, retryAfter = null } = {}) {
+    super(type ? `${status} ${type}` : `HTTP ${status}`);
     this.status = status;
     this.fields = fields;
     this.general = general;
+    this.type = type;
+    this.ctx = ctx;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -30,30 +38,38 @@ const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance", "ste
 
 /**
  * Every page's request to the JSON API: GET url (with `query`, its null values left out) or, with a `body`, POST it
- * as JSON. The answer's JSON, or an ApiError (apiError) when the server refuses or fails.
+ * as JSON; `method` for another (a POST without a body, a DELETE), `headers` added to the request's (a class's
+ * token), `as: "blob"` to read an answer that is not JSON (a CSV file). The answer's JSON (null without one), or an
+ * ApiError (apiError) when the server refuses or fails, or with status 0 when no answer came. An aborted request
+ * rejects with the AbortError, which is not a failure.
  */
-export async function request(url, { body, query, signal } = {}) {
+export async function request(url, { body, query, signal, method, headers = {}, as = "json" } = {}) {
   const given = query && Object.entries(query).filter(([, value]) => value !== null && value !== undefined);
   const search = given?.length ? `?${new URLSearchParams(given)}` : ""; // no bare "?": /api/positions stays itself
-  const post = body !== undefined;
-  const response = await fetch(url + search, {
-    method: post ? "POST" : "GET",
-    headers: post ? { "Content-Type": "application/json", Accept: "application/json" } : { Accept: "application/json" },
-    body: post ? JSON.stringify(body) : undefined,
-    signal,
-  });
-  let data = null;
+  const sent = body !== undefined;
+  let response;
   try {
-    data = await response.json();
-  } catch {
-    data = null; // not JSON: a proxy's page, or no body
+    response = await fetch(url + search, {
+      method: method ?? (sent ? "POST" : "GET"),
+      headers: { Accept: "application/json", ...(sent ? { "Content-Type": "application/json" } : {}), ...headers },
+      body: sent ? JSON.stringify(body) : undefined,
+      signal,
+    });
+  } catch (error) {
+    if (error?.name === "AbortError") throw error;
+    throw new ApiError(0, [], [{ msg: String(error?.message ?? error) }]);
   }
-  if (!response.ok) throw apiError(response, data?.detail);
-  return data;
+  if (!response.ok) throw apiError(response, (await jsonOf(response))?.detail);
+  return as === "blob" ? response.blob() : jsonOf(response);
+}
+
+/** The answer's JSON, or null when it is not JSON (a proxy's page, or no body). */
+function jsonOf(response) {
+  return response.json().catch(() => null);
 }
 
 /** The one error parser: the detail's items tied to a request field (REQUEST_FIELDS) and the rest, or the status's
- * text when the answer has no detail. */
+ * text when the answer has no detail; with the first item's type and ctx, and how long to wait (Retry-After). */
 function apiError(response, detail) {
   const fields = [];
   const general = [];
@@ -68,7 +84,10 @@ function apiError(response, detail) {
     general.push({ msg: String(detail) });
   }
   if (!fields.length && !general.length) general.push({ msg: response.statusText });
-  return new ApiError(response.status, fields, general);
+  const first = Array.isArray(detail) ? detail[0] : null;
+  const header = Number.parseInt(response.headers.get("Retry-After") ?? "", 10);
+  const retryAfter = Number.isFinite(header) ? header : Number(first?.ctx?.retry_after) || null;
+  return new ApiError(response.status, fields, general, { type: first?.type ?? null, ctx: first?.ctx ?? {}, retryAfter });
 }
 
 export function getOptions(signal) {
@@ -124,8 +143,8 @@ export function postRelative(body, signal) {
 
 /**
  * What the model did at a lesson step, for the setup on screen: {outcome, accepted, reason, figures, ...}.
- * setup: {a, b, position, weights, n_layer, n_head, causal}, as GET /api/lesson gives it; trained weights fix
- * their own shape. The lines are sent as line_a and line_b, as to /api/compare.
+ * setup: {line_a, line_b, position, weights, n_layer, n_head, causal}, as GET /api/lesson gives it; trained
+ * weights fix their own shape.
  */
 export function postVerdict(stepId, setup, signal) {
   return postJson(`/api/lesson/${encodeURIComponent(stepId)}/verdict`, verdictBody(setup), signal);
@@ -151,8 +170,8 @@ export async function postStepCompare(stepId, setup, signal) {
 /** The verdict's request body for a setup ({} without one: the step's own); a class's reveal sends the same. */
 export function verdictBody(setup) {
   if (!setup) return {};
-  const body = { line_a: setup.a, position: setup.position, weights: setup.weights, causal: setup.causal };
-  if (setup.b !== null && setup.b !== undefined) body.line_b = setup.b;
+  const body = { line_a: setup.line_a, position: setup.position, weights: setup.weights, causal: setup.causal };
+  if (setup.line_b !== null && setup.line_b !== undefined) body.line_b = setup.line_b;
   if (setup.weights === "random") Object.assign(body, { n_layer: setup.n_layer, n_head: setup.n_head });
   if (setup.distance !== undefined && setup.distance !== null) body.distance = setup.distance;
   return body;

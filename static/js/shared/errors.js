@@ -44,7 +44,7 @@ export function fieldMessage(error, { text = "", position, max } = {}) {
 
 /** What went wrong with the request as a whole: the network, its size, its rate, or the server's status. */
 export function generalMessage(error) {
-  if (!(error instanceof ApiError)) return tr("error_network");
+  if (!(error instanceof ApiError) || error.status === 0) return tr("error_network"); // 0: no answer came
   if (error.status === 413) return tr("error_too_large");
   if (error.status === 429) return tr("error_rate_limited");
   return tr("error_server", { status: error.status });
