@@ -78,7 +78,10 @@ STEPS = [
     # Issue 22: an intervention, not a picture. Layer 1's previous-character head off, measured on the corpus.
     {"id": "ablate", "kind": "ablate", "section": "heads",
      "setup": _setup("learned", n_layer=None, weights="trained", n_head=None, line_b=None, line_a=COUPLET),
-     "choices": ["punctuation", "second_line", "other"], "lesson": None},
+     "choices": ["punctuation", "second_line", "other"], "lesson": None,
+     # Its figures are the whole validation split's (heads.json): line A is run with the head off only to be drawn,
+     # so a typed line changes no setup the question was asked for (the verdict's setup_is_lessons, the page's note).
+     "chart_only": ["line_a"]},
     # Issue 40: where order is kept. A probe reads the position from the model without positions (Haviv et al.
     # 2022), then an experiment that shows use: RoPE's fastest or slowest pairs stopped (Barbero et al. 2025).
     {"id": "probe", "kind": "probe", "section": "kept",

@@ -35,6 +35,8 @@ class LessonStep(BaseModel):
     choices: list[str] | None = Field(description="Ids of the answer choices; null for the self-test and summary.")
     questions: list[SelfTestQuestion] | None = Field(None, description="The self-test's questions.")
     lesson: dict[str, float] | None = Field(description="The figures the lesson printed for this step.")
+    chart_only: list[str] = Field([], description="Setup fields the step only draws, not part of what its question "
+                                  "asks: changing them leaves the verdict's setup_is_lessons true.")
 
 
 class LessonSteps(BaseModel):

@@ -109,17 +109,14 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("controls_by", {})
     out.setdefault("kinds", None)
     own = STEP_BY_ID[step_id]["setup"]
-    return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, CHART_ONLY.get(step_id)),
+    chart_only = STEP_BY_ID[step_id].get("chart_only", ())
+    return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, chart_only),
             "unknown": unknown_chars(registry.tokenizer, (setup.get("line_a") or "") + (setup.get("line_b") or ""))}
 
 
-# Setup fields that only a step's chart reads, not its verdict: the ablation step's figures are the whole validation
-# split's (heads.json), and line A is run with the head off only to draw one line; changing it changes no verdict.
-CHART_ONLY = {"ablate": ("line_a",)}
-
-
 def _same_setup(setup: dict, own: dict, chart_only=()) -> bool:
-    return all(setup.get(key) == value for key, value in own.items() if key not in (chart_only or ()))
+    """The setup is the step's own but for the fields it only draws (its "chart_only", app/domain/lesson_steps.py)."""
+    return all(setup.get(key) == value for key, value in own.items() if key not in chart_only)
 
 
 # ---- same or different: the gap between line A's and line B's last position --------------------

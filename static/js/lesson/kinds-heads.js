@@ -93,9 +93,6 @@ export const heads = {
  * (heads.json); the line on screen is run with that head off (POST /api/ablate) to show the same on one line.
  */
 export const ablate = {
-  // Line A is drawn with the head off, but the verdict, like the question, is the validation poems' (the server's
-  // CHART_ONLY): a typed line changes no setup the question was asked for.
-  chartOnly: ["line_a"],
   async fetch(ctx, signal) {
     const [verdict, shippedHeads] = await Promise.all([postVerdict(ctx.step.id, ctx.setup, signal), getShipped("heads")]);
     if (verdict.outcome === null) return { verdict };

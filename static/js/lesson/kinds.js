@@ -6,8 +6,7 @@
 // A kind: fetch(ctx, signal) -> data (with data.verdict); judge(data, ctx) -> {outcome, accepted, text,
 // value?, unknown}; charts(data, ctx) -> [{name, caption, alt, figure | table}]; notice, lesson, snippet ->
 // text or "". ctx = {step, setup, options, later(id)}: later(id) is a later step not answered yet ({n, setup}) or
-// null, whose answer a figure here would give away (record.js unansweredLater). chartOnly: the setup's lines a kind
-// only draws, not part of what its question asks (setup.js).
+// null, whose answer a figure here would give away (record.js unansweredLater).
 
 import { bands, probe } from "./kept.js";
 import { ex1, leak, limit, nomask, order, pair, posemb } from "./kinds-compare.js";

@@ -114,13 +114,13 @@ function describe(setup, parts) {
 /**
  * The step's title, framing and question describe its own setup ("one layer, no positions"): once the setup on
  * screen is another, a note under the framing names both, the one the question was asked for and the one the
- * results are for, by what differs (issue 39); a line a kind only draws (chartOnly) is no part of the question's
- * setup. Worded again on every change and language switch.
+ * results are for, by what differs (issue 39); a line the step only draws (its chart_only, sent by the server) is
+ * no part of the question's setup. Worded again on every change and language switch.
  */
 export function wordSetupChanged(step) {
   const own = step.setup;
   const live = setupOf(step);
-  const parts = own && live ? changedParts(own, live, KINDS[step.kind].chartOnly) : [];
+  const parts = own && live ? changedParts(own, live, step.chart_only) : [];
   ui.setupChanged.textContent = parts.length
     ? tr("setup_changed", { asked: describe(own, parts), shown: describe(live, parts) }) : "";
   show(ui.setupChanged, parts.length > 0);
