@@ -273,3 +273,15 @@ def test_the_setup_note_holds_back_the_losses_step_18_asks_to_rank(open_page, to
     page.goto(f"{server_url}/lesson?step={NUMBER['heads']}&lang=en")
     tools.wait_rendered(page, 0)
     assert texts["trained_val_loss"].split("{")[0] in page.inner_text("#setup-note")
+
+
+def test_the_heatmaps_caption_says_the_mask_is_off_when_it_is(open_page, tools):
+    """Step 4's attention maps: "grey is the masked future" only under the mask; with it off every cell is drawn
+    and the caption says every row sees the whole line (a Chinese student's review)."""
+    lt = lesson_texts("zh")
+    page, count = committed(open_page, tools, "pair", "zh", width=1280, height=900)
+    captions = lambda: " ".join(page.locator(".lesson-chart__caption").all_inner_texts())  # noqa: E731
+    assert fill(lt["chart_heatmap"], h=1, line="A") in captions(), captions()
+    count = change(page, tools, count, lambda: page.click("#causal"))
+    assert fill(lt["chart_heatmap_nomask"], h=1, line="A") in captions(), captions()
+    assert fill(lt["chart_heatmap"], h=1, line="A") not in captions()

@@ -57,7 +57,7 @@ export function heatmapChart(data, lineIndex, head) {
   const top = last.indexOf(Math.max(...last.filter((v) => v !== null)));
   return {
     name: `heatmap-${name}-${head + 1}`,
-    caption: tr("chart_heatmap", { h: head + 1, line: name }),
+    caption: tr(data.model.causal ? "chart_heatmap" : "chart_heatmap_nomask", { h: head + 1, line: name }),
     alt: tr("chart_heatmap_alt", {
       h: head + 1, line: name, text: line.text, w: fixed(last[top], 2), ch: visible(line.tokens[top]),
     }),
