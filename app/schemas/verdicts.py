@@ -54,14 +54,51 @@ class AblateKinds(BaseModel):
                                      "was surest.")
 
 
+# Why a same-or-different step's gap is what it is (app/services/verdicts.py gap_reason), each worded by the page as
+# reason_{id} (static/i18n/lesson/*.json).
+GapReason = Literal[
+    "identical", "identical_unknown", "tiny", "same_mix", "nomask", "blind", "blind_unknown", "blind_unknown_last",
+    "content", "content_open", "last_differs", "last_differs_open", "mask", "position", "position_mask", "other",
+]
+# The other steps' reasons (app/services/step_judges.py): a case without an outcome, or the outcome's own id.
+StepReason = Literal[
+    "table_ends", "too_long", "no_table", "within_table", "no_results", "not_rope", "need_two", "one_head",
+    "one_char", "too_close", "ordered", "no_previous_head",
+    "ablate_trained_only", "ablate_causal_only", "probe_trained_only", "bands_trained_only", "bands_causal_only",
+    "table_neighbours", "table_rhythm", "table_unrelated", "table_equal", "rotate_first", "rotate_last",
+    "rotate_equal", "relative_rope", "relative_learned", "relative_both", "relative_neither", "length_rises",
+    "length_flat", "length_falls", "split_more", "split_same", "split_fewer", "heads_alike", "heads_differ",
+    "ablate_punctuation", "ablate_second_line", "ablate_other", "probe_close", "probe_rough", "probe_chance",
+    "bands_fastest", "bands_slowest", "bands_same",
+]
+
+REASON_HELP = (
+    "Why, as an id the page words in its language (static/i18n/lesson/*.json: reason_{id}, or the step's own "
+    "prefix). The same/different steps: identical (the same line) and identical_unknown (lines the same but for "
+    "characters outside the vocabulary, all one unknown id): no verdict. A rounding gap: same_mix (the same "
+    "characters in the same proportions: 白日尽 / 白白日日尽尽); blind (1 layer, no positions, the mask on: line B "
+    "is a reordering of line A); blind_unknown and blind_unknown_last (the same, but the lines as typed are not a "
+    "reordering: characters outside the vocabulary make them alike, elsewhere or at the end, where the typed last "
+    "characters differ); nomask (no positions, the mask off); tiny (the weights barely react). A real gap: content "
+    "and last_differs (the content control alone keeps a gap, the lines ending on the same or on other ids) where "
+    "order cannot reach the last output (no positions, and one layer or the mask off); content_open and "
+    "last_differs_open the same where order could add to the gap (positions, or the mask on from 2 layers); "
+    "mask (the causal mask leaks order), position (positions), position_mask (both), other (neither control "
+    "alone). The other steps: one id per case (docs/api.md, Verdicts)."
+)
+
+
 class Verdict(BaseModel):
     step: str = Field(description="The step's id.")
     outcome: str | None = Field(description="What the model did, as one of the step's choice ids; null when this "
                                 "setup allows no verdict (two identical lines, a line too short to judge).")
     accepted: list[str] = Field(description="The choices that count as right: the outcome, and, where two results "
                                 "are closer than their noise, the orders that swap them.")
-    reason: str = Field(description="Why, as an id the page words in its language (static/i18n/lesson/*.json: "
-                        "reason_{id}).")
+    reason: GapReason | StepReason = Field(description=REASON_HELP)
+    rule: bool = Field(description="Whether the outcome is the model's rule for a case the setup does not reach "
+                       "yet, not something the model did to it: step 6 (limit) on a line within pos_emb's table "
+                       "(reason within_table), whose outcome is the 129th character's. The page says so beside "
+                       "the student's answer.")
     figures: dict[str, int | float] = Field(description="The numbers the verdict was decided on. For the same/"
                                       "different steps: gap (float32, as /api/compare shows it), gap64 (the float64 "
                                       "rerun), largest_logit and rounding_limit (1e-9 of it): the gap is rounding when "

@@ -64,7 +64,8 @@ def _judge_limit(step_id: str, setup: dict, registry: ModelRegistry) -> dict:
     outcome = "error" if model.config.max_positions <= rows else "works"  # does it take a line of rows + 1?
     if model.config.position != "learned":
         return {"outcome": outcome, "reason": "no_table", "figures": figures}
-    return {"outcome": outcome, "reason": "within_table", "figures": {**figures, "more": rows - n + 1}}
+    # The line is within the table: the outcome is the model's rule for the row after it, not what it did to this line.
+    return {"outcome": outcome, "reason": "within_table", "rule": True, "figures": {**figures, "more": rows - n + 1}}
 
 
 def _judge_table(step_id: str, setup: dict, registry: ModelRegistry) -> dict:

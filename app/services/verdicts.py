@@ -2,10 +2,11 @@
 steps are judged here, the other steps by their rules in step_judges.py, the explorer's gaps in explorer_verdict.py,
 and judge_many runs the float64 reruns of many requests together.
 
-A verdict is {step, outcome, accepted, reason, figures, unknown}: the outcome is one of the step's
+A verdict is {step, outcome, accepted, reason, rule, figures, unknown}: the outcome is one of the step's
 choice ids (None when the setup allows no verdict, e.g. two identical lines), `accepted` the choices
 that count as right (the outcome alone, unless two results are closer than their noise), the reason an
-id the pages word in their language, and the figures the numbers it was decided on.
+id the pages word in their language as given (app/schemas/verdicts.py lists them), `rule` whether the outcome
+is the model's rule rather than what it did, and the figures the numbers it was decided on.
 
 "Rounding" is decided exactly (app/services/gaps.py): the same weights run again in float64, and a gap is
 rounding when the float64 gap is below REL_ROUNDING of the largest |logit|. The explorer's verdict lets
@@ -108,6 +109,7 @@ def _finished(step_id: str, setup: dict, out: dict, registry: ModelRegistry) -> 
     out.setdefault("decided_by", None)
     out.setdefault("controls_by", {})
     out.setdefault("kinds", None)
+    out.setdefault("rule", False)  # a judge sets it where its outcome is the model's rule, not what it did
     own = STEP_BY_ID[step_id]["setup"]
     chart_only = STEP_BY_ID[step_id].get("chart_only", ())
     return {"step": step_id, **out, "setup_is_lessons": own is None or _same_setup(setup, own, chart_only),
@@ -134,9 +136,10 @@ def step_controls(position: str, causal: bool) -> list[str]:
 
 
 def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, controls: dict[str, bool], position: str,
-               causal: bool, n_layer: int) -> str:
+               causal: bool, n_layer: int, lines: tuple[str, str]) -> str:
     """Why the gap is what it is, from the controls (name -> whether its gap is real, CONTROLS): a gap the content
-    control keeps comes from the characters; else from what the mask and the positions each make real alone."""
+    control keeps comes from the characters; else from what the mask and the positions each make real alone.
+    lines: line A and line B as typed, which tell apart what the ids cannot (blind_reason)."""
     if rounding:
         if ids_a[-1] != ids_b[-1] or controls["content"]:
             return "tiny"  # the lines differ in content, yet the weights barely react
@@ -144,13 +147,30 @@ def gap_reason(ids_a: list[int], ids_b: list[int], rounding: bool, controls: dic
             return "same_mix"  # the content control is rounding too: the same characters in the same proportions
         if position != "none":
             return "tiny"
-        return "nomask" if not causal else "blind" if n_layer == 1 else "tiny"
+        return "nomask" if not causal else blind_reason(*lines) if n_layer == 1 else "tiny"
     if controls["content"]:
-        return "last_differs" if ids_a[-1] != ids_b[-1] else "content"
+        reason = "last_differs" if ids_a[-1] != ids_b[-1] else "content"
+        # Content makes the gap; "not from order" holds only where order cannot reach the last output at all.
+        return f"{reason}_open" if order_reaches_last(position, causal, n_layer) else reason
     mask, positions = controls.get("mask", False), controls.get("positions", False)
     if mask and positions:
         return "position_mask"
     return "mask" if mask else "position" if positions else "other"
+
+
+def order_reaches_last(position: str, causal: bool, n_layer: int) -> bool:
+    """Whether the order of the characters can reach the last position's output: through positions, or through the
+    causal mask's leak from layer 2 on (layer 1's last row sees the whole line, masked or not)."""
+    return position != "none" or (causal and n_layer > 1)
+
+
+def blind_reason(line_a: str, line_b: str) -> str:
+    """The model reads the lines as the same characters ending on the same one (its view: token ids). The lines as
+    typed say why: a reordering (blind); else characters outside the vocabulary, all the one unknown id, make them
+    alike: at the end (blind_unknown_last, the typed last characters differ) or elsewhere (blind_unknown)."""
+    if line_a[-1] != line_b[-1]:
+        return "blind_unknown_last"
+    return "blind" if sorted(line_a) == sorted(line_b) else "blind_unknown"
 
 
 def step_compare_request(step_id: str, fields: dict) -> CompareRequest | None:
@@ -193,6 +213,7 @@ class StepJudging:
         _check_trained_shape(self.setup, fields, registry)
         self.model = step_model(self.setup, registry)
         tok = registry.tokenizer
+        self.typed = self.setup["line_a"], self.setup["line_b"]  # as typed: blind_reason
         self.ids_a, self.ids_b = tok.encode(self.setup["line_a"]), tok.encode(self.setup["line_b"])
         check_length("line_a", self.ids_a, self.model.config)
         check_length("line_b", self.ids_b, self.model.config)
@@ -291,7 +312,7 @@ class StepJudging:
         if self._shown_decided32():  # float32 decided: its gap is over float32_limit, 100 times float32's own error
             figures |= {"largest_logit": shown.scale, "float32_limit": FLOAT32_DECIDES * shown.scale}
             reason = gap_reason(self.ids_a, self.ids_b, False, controls, config.position, self.causal,
-                                config.n_layer)
+                                config.n_layer, self.typed)
             out = {"outcome": different, "reason": reason, "figures": figures, "aligned": None,
                    "difference": "real", "decided_by": "float32", "controls_by": controls_by}
             return _finished(self.step_id, setup, out, registry)
@@ -310,7 +331,8 @@ class StepJudging:
                    "figures": figures, "aligned": aligned, "decided_by": "float64"}
             return _finished(self.step_id, setup, out, registry)
         rounding = decided64(judged.gap, judged.scale) == "rounding"
-        reason = gap_reason(self.ids_a, self.ids_b, rounding, controls, config.position, self.causal, config.n_layer)
+        reason = gap_reason(self.ids_a, self.ids_b, rounding, controls, config.position, self.causal, config.n_layer,
+                            self.typed)
         out = {"outcome": same if rounding else different, "reason": reason, "figures": figures,
                "aligned": aligned, "difference": "rounding" if rounding else "real", "decided_by": "float64",
                "controls_by": controls_by}

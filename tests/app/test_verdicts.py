@@ -184,6 +184,8 @@ def test_limit_refuses_past_the_table_only_under_learned(client, setup):
         assert got["outcome"] == ("error" if setup["position"] == "learned" else "works"), (n, got)
         assert got["reason"] == ("no_table" if setup["position"] != "learned" else
                                  "within_table" if n <= rows else "table_ends"), (n, got)
+        # Within pos_emb's rows the outcome is the model's rule for the 129th character, not what it did.
+        assert got["rule"] is (setup["position"] == "learned" and n <= rows), (n, got)
         assert got["figures"]["n"] == n
 
 

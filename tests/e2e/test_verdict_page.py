@@ -70,7 +70,7 @@ def test_trained_weights_without_the_mask_are_gone_and_the_right_answer_is_told_
 @pytest.mark.parametrize(("step", "n", "lines", "outcome", "reason"), [
     ("order", 1, ("白日尽", "白白日日尽尽"), "same", "same_mix"),
     ("order", 1, ("ab尽", "ba尽"), "", "identical_unknown"),
-    ("leak", 2, ("春眠不觉尽", "处处闻啼尽"), "different", "content"),
+    ("leak", 2, ("春眠不觉尽", "处处闻啼尽"), "different", "content_open"),
 ])
 def test_the_verdict_is_the_servers_for_the_lines_typed(open_page, tools, server_url, step, n, lines, outcome, reason):
     page = open_page(f"/lesson?step={n}&lang=en", locale="en-US")

@@ -37,13 +37,8 @@ export function withVerdict(fetchData) {
 /** What every kind's judge returns: the server's outcome, worded. */
 export function judged(data, text, value) {
   const v = data.verdict;
-  return { outcome: v.outcome, accepted: v.accepted, text, value, unknown: v.unknown, rule: isRule(v) };
+  return { outcome: v.outcome, accepted: v.accepted, text, value, unknown: v.unknown, rule: v.rule };
 }
-
-// Reasons whose outcome is the model's rule for a case the line on screen does not reach yet (step 6's 128
-// characters: the refusal comes at 129), not something the model did to it.
-const RULES = new Set(["within_table"]);
-export const isRule = (verdict) => RULES.has(verdict.reason);
 
 /** The comparison and the verdict of a step whose verdict does not read the comparison: both asked at once. */
 export const fetchCompareBeside = withVerdict((ctx, signal) => postCompare(compareBody(ctx.setup), signal));

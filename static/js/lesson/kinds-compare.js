@@ -51,25 +51,7 @@ function reason(verdict, ctx) {
     return sentences([tr(`reason_${verdict.reason}_later`, vars),
       tr("control_later", { step: figure("step_nomask", asked.n, asked.n) })]);
   }
-  if (OPEN_TO_ORDER.has(verdict.reason) && orderCouldAdd(setup, f)) return tr(`reason_${verdict.reason}_open`, vars);
-  return tr(`reason_${verdict.reason === "blind" ? blindKey(a, b) : verdict.reason}`, vars);
-}
-
-// Content decides these; "not from order" holds only where order cannot reach the last output at all.
-const OPEN_TO_ORDER = new Set(["content", "last_differs"]);
-
-/** Positions, or the mask's leak from layer 2 on: order could add to a gap that content already makes. */
-function orderCouldAdd(setup, figures) {
-  return setup.position !== "none" || (setup.causal !== false && figures.n_layer > 1);
-}
-
-/**
- * "Same characters, same last character" is the model's view (the server compares ids): when the lines as typed
- * differ, the characters outside the vocabulary, all one unknown id, are why; the sentence says so.
- */
-function blindKey(a, b) {
-  if (a.at(-1) !== b.at(-1)) return "blind_unknown_last";
-  return [...a].sort().join("") === [...b].sort().join("") ? "blind" : "blind_unknown";
+  return tr(`reason_${verdict.reason}`, vars);
 }
 
 /** Steps that ask "same or different" (or "stays or gone", "rounding or large"): the last position's gap.

@@ -7,7 +7,6 @@ import { emptyLines } from "../shared/errors.js";
 import { tr } from "../shared/i18n.js";
 import { lesson } from "./controller.js";
 import { hideError, showError } from "./errors.js";
-import { isRule } from "./kind-parts.js";
 import { KINDS } from "./kinds.js";
 import { renderNav } from "./nav.js";
 import { bumpRenderCount, current, edits, OPTIONS, request, setBusy, setupOf, state, ui } from "./page.js";
@@ -163,7 +162,7 @@ export function judge(a) {
   if (a.step.kind === "selftest") return judgeSelftest(a.step);
   const judged = a.kind.judge(a.data, a.ctx);
   const g = a.data.graded;
-  return g ? { ...judged, graded: { outcome: g.outcome, accepted: g.accepted, rule: isRule(g) } } : judged;
+  return g ? { ...judged, graded: { outcome: g.outcome, accepted: g.accepted, rule: g.rule } } : judged;
 }
 
 // The step's own verdict (the body {}) is the same for every keystroke and every language: asked once per step and
