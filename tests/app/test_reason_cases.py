@@ -10,13 +10,17 @@ characters, and characters outside the vocabulary at the end and elsewhere. Whet
 is not assumed: a reordering of line A that keeps its last character is run, and order reaches it where that gap
 is real."""
 
+import json
 from collections import Counter
+from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pytest
 from reference_gpt import ReferenceGPT
 
 from app.domain.lesson_steps import STEPS
+from app.schemas.verdicts import GapReason
 
 PAIRS = {
     "identical": ("白日依山尽", "白日依山尽"),
@@ -118,3 +122,10 @@ def test_only_a_line_within_the_table_is_judged_by_the_models_rule(client):
         got = client.post(f"/api/lesson/{step['id']}/verdict", json={}).json()
         # The limit step's own line is 128 characters: within the table.
         assert got["rule"] is (step["id"] == "limit"), (step["id"], got["reason"])
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "ja", "zh"])
+def test_every_gap_reason_has_its_sentence(lang):
+    """The page words a same-or-different reason as given (reason_{id}): each id the schema allows has one."""
+    texts = json.loads((Path(__file__).parents[2] / "static/i18n/lesson" / f"{lang}.json").read_text(encoding="utf-8"))
+    assert [r for r in get_args(GapReason) if f"reason_{r}" not in texts] == []

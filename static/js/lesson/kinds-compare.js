@@ -7,7 +7,7 @@ import { figure, labelled, num, sentences, tr } from "../shared/i18n.js";
 import { sci, visible } from "../shared/plots.js";
 import { modeInSentence } from "../explorer/plots-results.js";
 import { alignedFigure, alignLastRow, gapBarsFigure } from "./figures.js";
-import { chars, fig, heatmapChart, judged, modelLines, py, two, withVerdict } from "./kind-parts.js";
+import { chars, fig, heatmapChart, judged, modelLines, py, withVerdict } from "./kind-parts.js";
 
 /** A same-or-different step's comparison and its verdict (api.js postStepCompare): one request when float32 decides. */
 const fetchCompare = (ctx, signal) => postStepCompare(ctx.step.id, ctx.setup, signal);
