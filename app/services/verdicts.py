@@ -252,8 +252,12 @@ class StepJudging:
         return self.facts.unmasked[flag]
 
     def _control_key(self, name: str, ids) -> LineKey:
+        """The run a control reads, as _control_gap picks it: where the mask-off run is not a run of its own (one
+        layer, or the mask off already), the shown run's key, so a control that is the shown model itself is quoted
+        with the shown gap's float64 figure when that was rerun (one figure, one precision on one screen)."""
         causal, flag = CONTROLS[name]
-        return LineKey(self.model, ids, self.causal and causal, flag)
+        own = causal or not unmasked_needed(self.model, self.ids_a, self.ids_b, self.causal)
+        return LineKey(self.model, ids, self.causal if own else False, flag)
 
     def _rerun_controls(self) -> list[str]:
         """The controls float32 does not decide and the reason needs: none for identical lines; only content when

@@ -153,8 +153,29 @@ def test_each_control_says_the_precision_it_was_measured_in(client, registry, re
             else:
                 assert by == "float32" and gap >= 1e-4 * scale, (step, name, key, gap, scale)
     default = client.post("/api/lesson/posemb/verdict", json={}).json()
-    # The issue's screen: the mask-off control rerun in float64 (6.11e-16), pos_emb's gap decided in float32.
-    assert default["controls_by"]["gap_content"] == "float64" and default["controls_by"]["gap_positions"] == "float32"
+    # The issue's screen: the mask-off control rerun in float64 (6.11e-16); pos_emb's gap, which is the shown
+    # model's own run at one layer, in float64 as the shown gap is (test below).
+    assert default["controls_by"]["gap_content"] == "float64" and default["controls_by"]["gap_positions"] == "float64"
+
+
+@pytest.mark.parametrize(("step", "body"), [
+    ("posemb", {}), ("order", {"position": "rope"}), ("order", {"position": "learned"}),
+    ("nomask", {"position": "rope"}), ("pair", {"position": "learned", "causal": False}),
+])
+def test_a_control_that_is_the_shown_run_has_the_shown_gaps_figure(client, registry, reference, step, body):
+    """At one layer, or with the mask off, the positions control (mask off, positions on) is the shown model's own
+    run: the last position masks nothing. Its figure was float32's while the sentence before it gave the same gap
+    in double precision (a French review: one figure, float32 in one sentence, double precision in the next). It is
+    now the shown gap's float64 figure, labelled so, and the reference's to float64's error."""
+    verdict = client.post(f"/api/lesson/{step}/verdict", json=body).json()
+    f, by = verdict["figures"], verdict["controls_by"]
+    assert "gap64" in f and by["gap_positions"] == "float64", (f, by)
+    assert f["gap_positions"] == f["gap64"], f
+    setup = {**SETUP[step], **body}
+    tok = registry.tokenizer
+    ref = reference(setup["position"], f["n_layer"])
+    gap, scale = reference_gap(ref, tok.encode(setup["line_a"]), tok.encode(setup["line_b"]), False, True)
+    assert abs(f["gap_positions"] - gap) <= 1e-12 * scale, (f["gap_positions"], gap)
 
 
 def test_steps_that_judge_no_gap_name_no_control_precision(client):

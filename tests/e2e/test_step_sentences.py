@@ -126,9 +126,10 @@ def test_step_5_names_the_precision_of_each_figure(open_page, tools, lang):
     page, _ = committed(open_page, tools, "posemb", lang)
     verdict = page.inner_text("#verdict")
     figures = spans(page, "#verdict")
-    # The mask-off control was rerun in double precision; pos_emb's gap was decided in float32.
+    # The mask-off control was rerun in double precision; so was pos_emb's gap, the shown model's own run at one
+    # layer, and the control quotes that rerun as the sentence before it does (test_one_idea_one_figure).
     assert fill(lt["figure_float64"], value=figures["gap_content"]) in verdict, verdict
-    assert fill(lt["figure_float32"], value=figures["gap_positions"]) in verdict, verdict
+    assert fill(lt["figure_float64"], value=figures["gap_positions"]) in verdict, verdict
     # The notice's figures, the same weights run in float32, say so too.
     assert "float32" in page.inner_text("#notice"), page.inner_text("#notice")
 
