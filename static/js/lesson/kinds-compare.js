@@ -28,6 +28,19 @@ function contentAsked(verdict, ctx) {
   return deep && ctx.setup.causal && QUOTE_CONTENT_ROUNDING.has(verdict.reason) ? later : null;
 }
 
+// The reasons whose sentence quotes the content control (mask off, positions removed) with its figure.
+const QUOTE_CONTENT = new Set(["content", "last_differs", "position", "position_mask", "mask", "other"]);
+
+/**
+ * Whether the verdict quotes the content control of a one-layer model: the last position masks nothing there, so
+ * that control and the grey bar (positions removed, mask on) are one experiment in two precisions, and the notice
+ * says so rather than leave two figures for one idea (a French review).
+ */
+function quotesContentAtOneLayer(verdict, ctx) {
+  const f = verdict.figures;
+  return f.n_layer === 1 && f.gap_content !== undefined && QUOTE_CONTENT.has(verdict.reason) && !contentAsked(verdict, ctx);
+}
+
 /** Why the gap is what it is, in the words of the server's reason id, quoting the controls it was decided by; a
  * control that a later step asks the student to predict is named with that step, and its figure held back. */
 function reason(verdict, ctx) {
@@ -115,7 +128,9 @@ function alignedChart(data) {
 
 function alignedNotice(data) {
   const result = aligned(data);
-  if (!result || !data.verdict.aligned) return tr("chart_aligned_missing");
+  // Lines that cannot be aligned: the aligned chart's place says so, once on the screen (a French review).
+  if (!result) return "";
+  if (!data.verdict.aligned) return tr("chart_aligned_missing");
   const v = data.verdict;
   // float32's gap as the server measured it from float32 values, not from the JSON's rounded decimals.
   // Exactly 0 in both precisions (the same line twice) is no rounding: nothing was there to round.
@@ -240,13 +255,13 @@ export const posemb = gapKind({
     { label: tr("bar_without_positions"), value: data.difference.without_position.max_abs },
     { label: tr("bar_with_positions", { mode: modeInSentence(data.model.position) }), value: data.difference.with_position.max_abs, current: true },
   ]),
-  notice: (data) => (data.model.position === "none" ? tr("notice_posemb_none", {
+  notice: (data, ctx) => (data.model.position === "none" ? tr("notice_posemb_none", {
     with: sci(data.difference.with_position.max_abs),
-  }) : tr("notice_posemb", {
+  }) : sentences([tr("notice_posemb", {
     without: sci(data.difference.without_position.max_abs),
     with: sci(data.difference.with_position.max_abs),
     mode: modeInSentence(data.model.position),
-  })),
+  }), quotesContentAtOneLayer(data.verdict, ctx) ? tr("notice_posemb_one_layer") : ""])),
   lesson: lessonFigure((data, ctx) => tr("posemb_lesson", {
     value: printed(ctx.step.lesson.value, ctx.step.lesson), without: printed(ctx.step.lesson.without, ctx.step.lesson),
     ours: sci(data.difference.with_position.max_abs), ours_without: sci(data.difference.without_position.max_abs),

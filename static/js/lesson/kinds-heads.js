@@ -76,7 +76,9 @@ export const heads = {
   notice: (data) => {
     const numbers = headNumbers(data);
     if (!numbers) return ""; // the verdict says it once: one character, nothing to compare
-    return sentences(numbers.map((s, h) => tr("heads_notice", { h: h + 1, prev: pct(s.prev), self: pct(s.self) })));
+    // The line and the rows are said once, then each head's shares (a French review: the prefix four times).
+    const heads = numbers.map((s, h) => tr("heads_notice_head", { h: h + 1, prev: pct(s.prev), self: pct(s.self) }));
+    return tr("heads_notice", { list: heads.join(tr("heads_notice_sep")) });
   },
   snippet: (ctx) => [
     "import torch",
@@ -128,12 +130,13 @@ export const ablate = {
     if (!data.answer) return [];
     const { answer, ablation } = data;
     const top = Math.max(...Object.values(ablation.by_kind), 0);
-    return [{
+    // A 1-character line has no loss to draw: the notice says so, and no chart repeats it to a screen reader.
+    const line = chars(ctx.setup.line_a).length < 2 ? [] : [{
       name: "ablate-line", caption: tr("chart_ablate_line", { head: fig(data.verdict.figures, "head") }),
-      alt: chars(ctx.setup.line_a).length < 2 ? tr("notice_ablate_one_char")
-        : tr("chart_ablate_line_alt", { before: fixed(answer.all_on.mean_loss, 2), after: fixed(answer.ablated.mean_loss, 2) }),
+      alt: tr("chart_ablate_line_alt", { before: fixed(answer.all_on.mean_loss, 2), after: fixed(answer.ablated.mean_loss, 2) }),
       figure: lossFigure({ answer, offLabel: offLabel(answer.off) }),
-    }, {
+    }];
+    return [...line, {
       name: "ablate-kinds", caption: tr("chart_ablate_kinds", { head: fig(data.verdict.figures, "head") }),
       alt: tr("chart_ablate_kinds_alt", { punctuation: fixed(ablation.by_kind.punctuation, 2),
         second_line: fixed(ablation.by_kind.second_line, 2), other: fixed(ablation.by_kind.other, 2) }),

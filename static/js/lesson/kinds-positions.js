@@ -156,6 +156,13 @@ export const relative = {
   ].join("\n"),
 };
 
+/**
+ * Step 18 ({n, setup}) while this screen has not answered it, else null: it ranks the three models' losses, which
+ * the other two curves and the model without positions' figures would show here; held back until then, as the
+ * trained note holds back each model's validation loss (issue 39, a French review).
+ */
+const lossesAsked = (ctx) => ctx?.later?.("ex3") ?? null;
+
 /** The shipped rope run, when there is one: the chart draws it. Its means are the verdict's figures. */
 function ropeRun(data) {
   return (data.runs ?? []).find((r) => r.position === "rope") ?? null;
@@ -163,7 +170,7 @@ function ropeRun(data) {
 
 export const length = {
   fetch: withVerdict(() => getShipped("length")),
-  judge(data) {
+  judge(data, ctx) {
     const f = data.verdict.figures;
     if (data.verdict.outcome === null) return judged(data, tr("results_empty"));
     const text = tr("length_verdict", {
@@ -172,21 +179,25 @@ export const length = {
     });
     // Where the rise starts (the server's smoothed reading), then why: angles training never showed.
     const where = { smooth: fig(f, "smooth"), nats: fig(f, "rise_nats"), rise: fig(f, "rise"), worse: fig(f, "worse") };
-    const rise = f.rise === undefined ? "" : tr(f.worse === undefined ? "length_rise_only" : "length_rise", where);
+    // "Worse than the model without positions" compares the models that step 18 ranks: held back with their curves.
+    const compared = f.worse !== undefined && !lossesAsked(ctx);
+    const rise = f.rise === undefined ? "" : tr(compared ? "length_rise" : "length_rise_only", where);
     const why = data.verdict.outcome === "rises" ? tr("length_why_rope", { last: figure("train_length - 1", f.train_length - 1) }) : "";
     return judged(data, sentences([text, rise, why]), f.after);
   },
-  charts(data) {
+  charts(data, ctx) {
     if (!ropeRun(data) || data.verdict.outcome === null) return [];
     const f = data.verdict.figures;
     return [{
       name: "length", caption: tr("chart_length"),
       alt: tr("chart_length_alt", { before: fixed(f.before), after: fixed(f.after) }),
-      figure: lengthFigure({ runs: data.runs }),
+      figure: lengthFigure({ runs: lossesAsked(ctx) ? [ropeRun(data)] : data.runs }),
     }];
   },
-  notice(data) {
+  notice(data, ctx) {
     const f = data.verdict.figures;
+    const asked = lossesAsked(ctx);
+    if (asked) return tr("length_later", { step: figure("step_ex3", asked.n, asked.n) });
     if (f.none_before === undefined || f.before === undefined) return "";
     return sentences([tr("notice_length", {
       none_before: fig(f, "none_before", fixed), none_after: fig(f, "none_after", fixed),

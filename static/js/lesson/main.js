@@ -20,7 +20,7 @@ import { PANELS } from "./panels.js";
 import { applyChartVisibility, moveChart, showAnswer } from "./presenter.js";
 import { isCommitted } from "./record.js";
 import { keep, onSubmit, renderStep, reveal, revealHere } from "./reveal.js";
-import { explorerLink, readSetup, renderSetup, updateHints, wordSetupChanged } from "./setup.js";
+import { readSetup, renderExplorerLink, renderSetup, updateHints, wordSetupChanged } from "./setup.js";
 import { unfoldVerdict } from "./verdict-fold.js";
 
 function setPresent(on) {
@@ -67,7 +67,7 @@ function toTop() {
 function onSetupChange(event) {
   if (event.isComposing) return;
   readSetup();
-  ui.explorer.href = explorerLink(current());
+  renderExplorerLink(current());
   if (event.type !== "input") renderSetup(current());
   else {
     updateHints(setupOf(current()));

@@ -4,7 +4,7 @@
 import { fillRich, tr } from "../shared/i18n.js";
 import { lesson } from "./controller.js";
 import { current, state, STEPS, ui } from "./page.js";
-import { explorerLink } from "./setup.js";
+import { renderExplorerLink } from "./setup.js";
 
 /** The URL's part of the state, as a history entry keeps it: popstate reads it back. */
 const entry = () => ({ lesson: { step: state.step, lang: state.lang, present: state.present } });
@@ -44,7 +44,7 @@ export function renderNav() {
   ui.present.checked = state.present;
   document.body.classList.toggle("is-presenting", state.present);
   document.documentElement.classList.toggle("is-presenting", state.present);
-  ui.explorer.href = explorerLink(step);
+  renderExplorerLink(step);
   const link = stepUrl(state.step, state.lang, false);
   ui.qr.src = `/lesson/qr.svg?step=${state.step}&lang=${state.lang}`;
   ui.stepLink.href = link;

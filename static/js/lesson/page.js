@@ -48,6 +48,7 @@ export const ui = {
   select: $("#step-select"),
   present: $("#present"),
   explorer: $("#explorer-link"),
+  explorerHeld: $("#explorer-held"),
   qr: $("#qr"),
   stepLink: $("#step-link"),
   lang: $("#lang"),

@@ -63,6 +63,29 @@ export function explorerLink(step) {
   return explorerUrl(setup, state.lang);
 }
 
+/**
+ * The later step ({n, setup}) whose answer the explorer would show from this step, while this screen holds it back
+ * and has not answered it, else null. Two lines compared without positions under the mask: the explorer's depth
+ * panel draws the untrained models of 1 to 3 layers and the mask-off control, what steps 3 and 16 ask (steps 1, 2
+ * and 4 hold them back); step 10's length panel draws the three models' losses, which step 18 ranks.
+ */
+export function explorerHeld(step) {
+  if (step.kind === "length") return unansweredLater(step, "ex3");
+  const setup = setupOf(step);
+  if (!setup || setup.line_b === null || setup.position !== "none" || !setup.causal) return null;
+  return unansweredLater(step, "nomask") ?? unansweredLater(step, "ex1");
+}
+
+/** The explorer link, or in its place the step after which it opens (explorerHeld): worded in the page's language. */
+export function renderExplorerLink(step) {
+  const held = explorerHeld(step);
+  ui.explorer.href = explorerLink(step);
+  show(ui.explorer, !held);
+  show(ui.explorerHeld, Boolean(held));
+  ui.explorerHeld.textContent = held ? tr("explorer_held", { step: held.n }) : "";
+  ui.explorerHeld.title = held ? tr("explorer_held_why", { step: held.n }) : "";
+}
+
 export function readSetup() {
   const step = current();
   const setup = setupOf(step);
@@ -70,9 +93,11 @@ export function readSetup() {
   if (setup.line_a !== null) setup.line_a = ui.lineA.value;
   if (setup.line_b !== null) setup.line_b = ui.lineB.value;
   setup.position = ui.positions.find((r) => r.checked)?.value ?? setup.position;
+  // Trained weights showed their own depth and heads in the menus: back to random weights, the step's own come back.
+  const untrained = setup.weights === "trained" && ui.weights.value === "random" && step.setup.n_layer !== null;
   setup.weights = ui.weights.value;
-  setup.n_layer = Number(ui.nLayer.value);
-  setup.n_head = Number(ui.heads.value);
+  setup.n_layer = untrained ? step.setup.n_layer : Number(ui.nLayer.value);
+  setup.n_head = untrained ? step.setup.n_head : Number(ui.heads.value);
   setup.causal = ui.causal.checked;
   // A distance the server refuses (empty, 0, past 64) is sent as typed: its 422 says the rule in the page's words.
   if (setup.distance !== undefined && setup.distance !== null) setup.distance = Number(ui.distance.value);
@@ -97,10 +122,21 @@ function changedParts(own, live, chartOnly = []) {
   return parts;
 }
 
+// A line longer than this is named by its first and last characters and its length (step 6's 128 characters).
+const LONG_LINE = 12;
+const ENDS = 5;
+
+/** A line as the setup-changed note quotes it: whole, or its two ends and its length ("白日依山尽…上一层楼白, 128 characters"). */
+export function quotedLine(text) {
+  const c = [...(text ?? "")];
+  if (c.length <= LONG_LINE) return text;
+  return tr("setup_line_cut", { start: c.slice(0, ENDS).join(""), end: c.slice(-ENDS).join(""), n: c.length });
+}
+
 function describe(setup, parts) {
   const words = {
-    lines: () => (setup.line_b === null ? tr("setup_line", { a: setup.line_a })
-      : tr("setup_lines", { a: setup.line_a, b: setup.line_b })),
+    lines: () => (setup.line_b === null ? tr("setup_line", { a: quotedLine(setup.line_a) })
+      : tr("setup_lines", { a: quotedLine(setup.line_a), b: quotedLine(setup.line_b) })),
     position: () => modeInSentence(setup.position),
     weights: () => tr(setup.weights === "trained" ? "setup_trained" : "setup_random"),
     n_layer: () => (setup.n_layer ? tr("setup_layers", { n_layer: setup.n_layer }) : ""),
