@@ -161,8 +161,10 @@ def test_a_difference_beside_its_operands_is_their_printed_difference(open_page,
         rise = figures[f"round(after_{kind}, 2) - round(before_{kind}, 2)"]
         want = printed(figures[f"after_{kind}"], lang) - printed(figures[f"before_{kind}"], lang)
         assert rise == as_printed(want, 2, lang), (kind, figures)
-    # Step 10: the rise without positions beside its two losses.
-    page, _ = committed(open_page, tools, "length", lang)
+    # Step 10: the rise without positions beside its two losses, shown once step 18, which ranks them, is answered.
+    server = page.url.split("/lesson")[0]
+    tools.commit_step(page, f"{server}/lesson?step={NUMBER['ex3']}&lang={lang}", STEPS[NUMBER["ex3"] - 1]["choices"][0])
+    tools.commit_step(page, f"{server}/lesson?step={NUMBER['length']}&lang={lang}", "rises")
     figures = spans(page, "#notice")
     rise = figures["round(none_after, 3) - round(none_before, 3)"]
     want = printed(figures["none_after"], lang) - printed(figures["none_before"], lang)
