@@ -29,7 +29,8 @@ function contentAsked(verdict, ctx) {
 }
 
 // The reasons whose sentence quotes the content control (mask off, positions removed) with its figure.
-const QUOTE_CONTENT = new Set(["content", "last_differs", "position", "position_mask", "mask", "other"]);
+const QUOTE_CONTENT = new Set(["content", "content_open", "last_differs", "last_differs_open", "position", "position_mask",
+  "mask", "other"]);
 
 /**
  * Whether the verdict quotes the content control of a one-layer model: the last position masks nothing there, so
