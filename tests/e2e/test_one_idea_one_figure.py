@@ -15,45 +15,19 @@ checked in the four languages where a sentence changed:
 
 import json
 import urllib.request
-from pathlib import Path
+from functools import partial
 
+import lesson_pages
 import pytest
+from lesson_pages import NUMBER, change, fill, lesson_texts
 
 from app.domain.lesson_steps import FULL_TABLE_LINE, STEPS
 
 pytestmark = pytest.mark.e2e
 
-LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
-NUMBER = {s["id"]: n for n, s in enumerate(STEPS, start=1)}
 LANGS = ["fr", "en", "zh", "ja"]
-
-
-def lesson_texts(lang: str) -> dict:
-    return json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
-
-
-def fill(template: str, **values) -> str:
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
-
-
-def committed(open_page, tools, step: str, lang: str, choice: str | None = None):
-    """Step `step` opened at 1280x900 in lang and answered (its first choice unless named): (page, render count)."""
-    page = open_page(f"/lesson?step={NUMBER[step]}&lang={lang}", locale=lang, width=1280, height=900)
-    count = tools.render_count(page)
-    radios = page.locator("[data-question] input[type=radio]")
-    (radios.first if choice is None else page.locator(f"[data-question] input[value='{choice}']")).check()
-    page.click("[data-commit]")
-    return page, tools.wait_rendered(page, count)
-
-
-def change(page, tools, count: int, action) -> int:
-    toggle = page.locator("#setup-toggle")
-    if toggle.is_visible() and toggle.get_attribute("aria-expanded") == "false":
-        toggle.click()
-    action()
-    return tools.wait_rendered(page, count)
+# The French student read these screens on a laptop.
+committed = partial(lesson_pages.committed, width=1280, height=900)
 
 
 def chart_alt(page, name: str) -> str:

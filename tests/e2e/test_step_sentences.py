@@ -9,46 +9,15 @@ a student's review on a phone, in Japanese):
 - a difference printed beside its two operands is their difference as printed (4.438 − 4.420 = 0.018);
 - once the setup on screen is not the question's, a note under the framing names both setups."""
 
-import json
-from pathlib import Path
 
 import pytest
+from lesson_pages import NUMBER, change, committed, fill, lesson_texts
 
 from app.domain.lesson_steps import STEPS
 
 pytestmark = pytest.mark.e2e
 
-LESSON_I18N = Path(__file__).resolve().parents[2] / "static" / "i18n" / "lesson"
-NUMBER = {s["id"]: n for n, s in enumerate(STEPS, start=1)}
 LANGS = ["ja", "en", "fr", "zh"]
-
-
-def lesson_texts(lang: str) -> dict:
-    return json.loads((LESSON_I18N / f"{lang}.json").read_text(encoding="utf-8"))
-
-
-def fill(template: str, **values) -> str:
-    for key, value in values.items():
-        template = template.replace("{" + key + "}", str(value))
-    return template
-
-
-def committed(open_page, tools, step: str, lang: str, width: int = 390, height: int = 844):
-    """Step `step` opened on a phone in lang and answered with its first choice: (page, render count)."""
-    page = open_page(f"/lesson?step={NUMBER[step]}&lang={lang}", locale=lang, width=width, height=height)
-    count = tools.render_count(page)
-    page.locator("[data-question] input[type=radio]").first.check()
-    page.click("[data-commit]")
-    return page, tools.wait_rendered(page, count)
-
-
-def change(page, tools, count: int, action) -> int:
-    """Open the folded setup (a phone folds it), make a change and wait for the answer to it."""
-    toggle = page.locator("#setup-toggle")
-    if toggle.is_visible() and toggle.get_attribute("aria-expanded") == "false":
-        toggle.click()
-    action()
-    return tools.wait_rendered(page, count)
 
 
 def spans(page, selector: str) -> dict:
