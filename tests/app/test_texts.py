@@ -113,7 +113,7 @@ def test_the_japanese_titles_are_japanese():
 # formats a student meets as written, and the languages' own names. Anything else is English left in the prose
 # ("二文字目の query が一文字目の key に…", issue 39): the Japanese texts say クエリ and キー.
 JA_LATIN_ALLOWED = {
-    "RoPE", "GPT", "qkv", "proj", "tok_emb", "pos_emb", "softmax", "float", "cos", "sin", "log", "max",
+    "RoPE", "GPT", "qkv", "proj", "tok_emb", "pos_emb", "start", "softmax", "float", "cos", "sin", "log", "max",
     "Haviv", "Barbero", "Llama", "NoPos", "TransformerLens", "Python", "Enter", "Esc", "host",
     "QR", "CSV", "JSON", "json", "PNG", "SVG", "UTC", "ID", "English", "Français",
 }

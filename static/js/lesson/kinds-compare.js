@@ -215,7 +215,7 @@ function gapSnippet(setup, data) {
     "",
     `a = model.trace(torch.tensor([tok.encode(${py(setup.line_a)})]), causal=${causal}).logits[0, -1]`,
     `b = model.trace(torch.tensor([tok.encode(${py(setup.line_b ?? setup.line_a)})]), causal=${causal}).logits[0, -1]`,
-    `print(logits_difference(a, b)["max_abs"])  # ${tr("bar_this")}: ${sci(data.difference.with_position.max_abs)}`,
+    `print(logits_difference(a, b)["max_abs"])  # ${labelled(tr("bar_this"), sci(data.difference.with_position.max_abs))}`,
   ].join("\n");
 }
 
@@ -300,6 +300,6 @@ export const limit = {
     "",
     `x = torch.tensor([tok.encode(${py(ctx.setup.line_a)})])`,
     "print(x.shape)",
-    "model(x)  # ValueError past 128 positions with position 'learned'",
+    `model(x)  # ${tr("snippet_limit", { error: "ValueError", rows: ctx.options.max_chars.learned, mode: "'learned'" })}`,
   ].join("\n"),
 };

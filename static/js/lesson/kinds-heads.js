@@ -85,8 +85,8 @@ export const heads = {
     ...modelLines(ctx.setup),
     "",
     `trace = model.trace(torch.tensor([tok.encode(${py(ctx.setup.line_a)})]))`,
-    "pattern = trace.attention[0][0]  # layer 1: (n_head, T, T), query rows, key columns",
-    "print(pattern.diagonal(-1, dim1=-2, dim2=-1).mean(-1))  # weight on the previous character, per head",
+    `pattern = trace.attention[0][0]  # ${tr("snippet_heads_pattern", { shape: "(n_head, T, T)" })}`,
+    `print(pattern.diagonal(-1, dim1=-2, dim2=-1).mean(-1))  # ${tr("snippet_heads_previous")}`,
   ].join("\n"),
 };
 
@@ -152,10 +152,10 @@ export const ablate = {
     "",
     `x = torch.tensor([tok.encode(${py(ctx.setup.line_a)})])`,
     `off = torch.zeros(model.config.n_layer, model.config.n_head, dtype=torch.bool)`,
-    `off[0, ${(data.verdict.figures.head ?? 1) - 1}] = True  # layer 1, head ${data.verdict.figures.head ?? 1}: its output to proj becomes zeros`,
+    `off[0, ${(data.verdict.figures.head ?? 1) - 1}] = True  # ${tr("snippet_ablate_off", { head: String(data.verdict.figures.head ?? 1) })}`,
     "for heads_off in (None, off):",
     "    logits = model.trace(x, heads_off=heads_off).logits[0, :-1]",
-    "    print(torch.nn.functional.cross_entropy(logits, x[0, 1:]).item())  # nats per character",
+    `    print(torch.nn.functional.cross_entropy(logits, x[0, 1:]).item())  # ${tr("snippet_ablate_loss")}`,
   ].join("\n"),
 };
 

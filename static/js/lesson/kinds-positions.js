@@ -48,7 +48,7 @@ export const table = {
     "",
     'model, tok, meta = load_checkpoint(checkpoint_path("learned"))',
     "sim = cosine_similarity_matrix(model.pos_emb.weight[:128].detach())  # (128, 128)",
-    "print(sim.diagonal(1).mean())  # rows one apart",
+    `print(sim.diagonal(1).mean())  # ${tr("snippet_table_rows")}`,
   ].join("\n"),
 };
 
@@ -88,7 +88,7 @@ export const rotate = {
   snippet: (ctx, data) => [
     "from model.rope import rope_frequencies",
     "",
-    `theta = rope_frequencies(${data.rope?.head_dim ?? 32}, ${data.rope?.base ?? 10000})  # radians per position, one per pair`,
+    `theta = rope_frequencies(${data.rope?.head_dim ?? 32}, ${data.rope?.base ?? 10000})  # ${tr("snippet_rotate_theta")}`,
     "print(theta[0].item(), theta[-1].item())",
   ].join("\n"),
 };
@@ -150,8 +150,8 @@ export const relative = {
     "",
     'model, tok, meta = load_checkpoint(checkpoint_path("rope"))',
     `first, second = tok.encode(${py(chars(ctx.setup.line_a).slice(0, 2).join(""))})`,
-    `starts = ${JSON.stringify(data.starts ?? [])}  # the starts /api/relative used (a JSON list is a Python list)`,
-    `scores = pair_scores(model, first, second, starts, distance=${ctx.setup.distance ?? 1})  # (layer, head, start)`,
+    `starts = ${JSON.stringify(data.starts ?? [])}  # ${tr("snippet_relative_starts", { route: "/api/relative" })}`,
+    `scores = pair_scores(model, first, second, starts, distance=${ctx.setup.distance ?? 1})  # ${tr("snippet_relative_shape")}`,
     "print((scores[0, 0].max() - scores[0, 0].min()).item())",
   ].join("\n"),
 };
