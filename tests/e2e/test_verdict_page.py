@@ -99,6 +99,20 @@ def test_unknown_characters_are_named_in_a_visible_warning(open_page, tools):
     assert "x" in text and "y" in text and prefix(texts("fr")["unknown_warning"]) in text, text
 
 
+@pytest.mark.parametrize("lang", ["zh", "ja", "fr", "en"])
+def test_the_unknown_characters_warning_agrees_with_their_number(open_page, tools, lang):
+    """One character outside the vocabulary is "it": the French warning said "les lit tous" of one Ω (issue 39)."""
+    page = open_page(f"/lesson?step=1&lang={lang}", locale="en-US")
+    count = reveal(page, tools, "same")
+    t = texts(lang)
+    for line_b, unknown, key in (("白日依山Ω", "Ω", "unknown_warning_one"), ("白日ΩΘ尽", "ΩΘ", "unknown_warning")):
+        page.fill("#line-b", line_b)
+        count = tools.wait_rendered(page, count)
+        tools.wait_until(page, "(u) => document.querySelector('[data-unknown]')?.dataset.unknown === u", unknown)
+        chars = t["list_sep"].join(unknown)
+        assert page.inner_text("[data-unknown]") == t[key].replace("{chars}", chars), (lang, unknown)
+
+
 def test_the_lessons_figure_is_only_claimed_for_the_lessons_setup(open_page, tools):
     page = open_page("/lesson?step=1&lang=en", locale="en-US")
     count = reveal(page, tools, "same")

@@ -67,7 +67,10 @@ function showUnknown(chars) {
     ui.verdict.after(node);
   }
   node.dataset.unknown = chars.join("");
-  node.textContent = chars.length ? tr("unknown_warning", { chars: chars.map(visible).join(tr("list_sep")) }) : "";
+  // One such character is "it", not "every one of them": a text of its own, since Chinese and Japanese have no
+  // plural forms to pick from (i18n.js), yet say 它 and これ for one character, 它们都 and これらをすべて for more.
+  const key = chars.length === 1 ? "unknown_warning_one" : "unknown_warning";
+  node.textContent = chars.length ? tr(key, { chars: chars.map(visible).join(tr("list_sep")) }) : "";
   show(node, chars.length > 0);
 }
 
