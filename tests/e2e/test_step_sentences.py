@@ -7,8 +7,10 @@ a student's review on a phone, in Japanese):
 - the depth notice never says "from x to x", and identical lines get a sentence instead of an empty log chart;
 - step 5 names the precision of a float64 control beside the notice's float32 figures;
 - a difference printed beside its two operands is their difference as printed (4.438 − 4.420 = 0.018);
-- once the setup on screen is not the question's, a note under the framing names both setups."""
+- once the setup on screen is not the question's, a note under the framing names both setups;
+- step 11 writes its parameter counts in one form, the lesson's printed figures included."""
 
+import re
 
 import pytest
 from lesson_pages import NUMBER, change, committed, fill, lesson_texts
@@ -257,3 +259,15 @@ def test_the_heatmaps_caption_says_the_mask_is_off_when_it_is(open_page, tools):
     count = change(page, tools, count, lambda: page.click("#causal"))
     assert fill(lt["chart_heatmap_nomask"], h=1, line="A") in captions(), captions()
     assert fill(lt["chart_heatmap"], h=1, line="A") not in captions()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_step_11_writes_its_parameter_counts_in_one_form(open_page, tools, lang):
+    """The verdict said "qkv 3 168" and the lesson's figure below it "qkv 3168" (issue 39): every count on the screen,
+    the verdict's, the table's and the lesson's printed 3168 and 1056, in the one form the language writes them."""
+    page, _ = committed(open_page, tools, "split", lang, width=1280, height=720)
+    shown = "\n".join(page.inner_text(s) for s in ("#verdict", "#charts", "#lesson-figure-text", "#notice"))
+    forms = {number: re.findall(rf"(?<!\d){number[0]}\D?{number[1:]}(?!\d)", shown) for number in ("3168", "1056")}
+    assert len(forms["3168"]) >= 3 and forms["1056"], (forms, shown)  # the verdict, the table, the lesson's figure
+    written = {re.sub(r"\d", "0", form) for found in forms.values() for form in found}
+    assert len(written) == 1, f"{lang}: the counts are written {sorted(written)} on one screen:\n{shown}"

@@ -41,7 +41,9 @@ export const split = {
   }),
   lesson: (data, ctx) => {
     const p4 = data.params.find((p) => p.n_head === 4);
-    return tr("split_lesson", { qkv: ctx.step.lesson.qkv, proj: ctx.step.lesson.proj, ours_qkv: p4.qkv, ours_proj: p4.proj });
+    // Grouped as the verdict and the table write them (3 168 in French, 3,168 in English): one form per screen.
+    return tr("split_lesson", { qkv: grouped(ctx.step.lesson.qkv), proj: grouped(ctx.step.lesson.proj),
+      ours_qkv: grouped(p4.qkv), ours_proj: grouped(p4.proj) });
   },
   snippet: () => [
     "from model.experiments import head_split",
