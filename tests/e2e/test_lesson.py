@@ -479,7 +479,7 @@ def test_an_input_error_leaves_no_chart_of_the_lines_before(open_page, tools, li
     assert page.evaluate(FRESH_CHARTS) >= 2
     page.fill("#line-a", line_a)
     wait_step(page, tools, count)
-    assert page.is_visible("#lesson-error") and page.inner_text("#lesson-error")
+    assert page.is_visible("#line-a-error") and page.inner_text("#line-a-error")
     assert page.evaluate(FRESH_CHARTS) == 0, "charts for lines no longer in the boxes"
     assert page.inner_text("[data-verdict]") == "" and page.get_attribute("[data-verdict]", "data-outcome") is None
 
@@ -508,7 +508,7 @@ def test_the_lessons_errors_are_worded_in_its_language(open_page, tools, steps, 
     assert not any(words in shown for words in SERVER_WORDS), shown
     page.fill("#line-a", "")
     wait_step(page, tools, count)
-    error = page.inner_text("#lesson-error")
+    error = page.inner_text("#line-a-error")
     assert texts["error_empty"] in error and texts["line_a_label"] in error, error
     shown = page.inner_text("#results")
     assert not any(words in shown for words in SERVER_WORDS), shown
@@ -534,22 +534,25 @@ def test_charts_are_greyed_while_the_lines_they_show_are_being_changed(open_page
     assert page.get_attribute("#charts", "data-stale") is None and page.locator(".lesson-chart").count() >= 2
 
 
-def lesson_error(open_page, tools, n: int, lang: str, act) -> tuple:
-    """Open step n in `lang`, commit, do `act` (which provokes an error): the page and the error's text."""
+def lesson_error(open_page, tools, n: int, lang: str, act, where: str = "#lesson-error") -> tuple:
+    """Open step n in `lang`, commit, do `act` (which provokes an error shown at `where`): the page and the error's
+    text."""
     page = open_page(f"/lesson?step={n}&lang={lang}", locale="en-US")
     count = tools.render_count(page)
     commit_first_choices(page)
     count = wait_step(page, tools, count)
     act(page)
     wait_step(page, tools, count)
-    assert page.is_visible("#lesson-error"), f"step {n}: no error shown"
-    return page, page.inner_text("#lesson-error")
+    assert page.is_visible(where), f"step {n}: no error shown at {where}"
+    return page, page.inner_text(where)
 
 
+# Each case: the step, the act that provokes the error, and where it shows: a line's under its box, the rest in the
+# reveal.
 ERRORS = {
-    "step 5, 130 characters": (5, lambda page: page.fill("#line-a", "白" * 130)),
-    "step 9, distance past 64": (9, lambda page: page.fill("#distance", "99")),
-    "an empty line": (1, lambda page: page.fill("#line-b", "")),
+    "step 5, 130 characters": (5, lambda page: page.fill("#line-a", "白" * 130), "#line-a-error"),
+    "step 9, distance past 64": (9, lambda page: page.fill("#distance", "99"), "#lesson-error"),
+    "an empty line": (1, lambda page: page.fill("#line-b", ""), "#line-b-error"),
 }
 
 
@@ -559,14 +562,41 @@ def test_every_lesson_error_is_reworded_after_a_language_switch(open_page, tools
     """The error is kept as data and worded at render time: after a switch it reads exactly as the same error
     made in the new language from the start."""
     open_page.allow("status of 422")
-    n, act = ERRORS[case]
-    page, before = lesson_error(open_page, tools, n, first, act)
-    _, want = lesson_error(open_page, tools, n, then, act)
+    n, act, where = ERRORS[case]
+    page, before = lesson_error(open_page, tools, n, first, act, where)
+    _, want = lesson_error(open_page, tools, n, then, act, where)
     assert before != want, "the two languages word it alike: nothing to check"
     page.select_option("#lang", then)
-    tools.wait_until(page, "(want) => document.querySelector('#lesson-error').innerText === want", want,
-                     message=f"{case}: still {page.inner_text('#lesson-error')!r}, want {want!r}")
-    assert page.is_visible("#lesson-error")
+    tools.wait_until(page, "([s, want]) => document.querySelector(s).innerText === want", [where, want],
+                     message=f"{case}: still {page.inner_text(where)!r}, want {want!r}")
+    assert page.is_visible(where)
+
+
+@pytest.mark.parametrize("lang", ["zh", "ja", "fr", "en"])
+def test_an_empty_line_b_is_said_under_its_box_naming_it(open_page, tools, lang):
+    """An empty line B was said in the reveal, far from the box to fix (issue 39): it is said under line B's box, as
+    the explorer says every field's error, naming the line; on a phone the folded setup opens to show it."""
+    page = open_page(f"/lesson?step=1&lang={lang}", locale="en-US", width=390, height=844)
+    count = tools.render_count(page)
+    commit_first_choices(page)
+    count = wait_step(page, tools, count)
+    page.click("#setup-toggle")
+    page.fill("#line-b", "")
+    count = wait_step(page, tools, count)
+    texts = {**tools.texts(lang), **lesson_texts(lang)}
+    want = texts["error_line"].replace("{line}", texts["line_b_label"]).replace("{msg}", texts["error_empty"])
+    assert page.is_visible("#line-b-error") and page.inner_text("#line-b-error") == want
+    assert page.get_attribute("#line-b", "aria-invalid") == "true"
+    assert page.is_hidden("#lesson-error") and page.is_hidden("#line-a-error")
+    # Folded again, then the step left and opened again with line B still empty: the setup opens where the error is.
+    page.click("#setup-toggle")
+    assert page.is_hidden("#line-b-error")
+    for key in ("ArrowRight", "ArrowLeft"):
+        page.locator("body").focus()
+        page.keyboard.press(key)
+        count = wait_step(page, tools, count)
+    assert page.input_value("#line-b") == "", "the step forgot the line typed: nothing to check"
+    assert page.is_visible("#line-b-error"), "the error is folded away with line B's box"
 
 
 # The input that puts each case of ERRORS right again.
@@ -582,17 +612,17 @@ def test_an_error_put_right_leaves_no_text_behind(open_page, tools, case):
     """Once the input is right again, the hidden error kept its English text in the page, and kept it through a
     switch to Japanese (issue 39): a screen reader or a copy of the page still had it. It goes with the error."""
     open_page.allow("status of 422")
-    n, act = ERRORS[case]
-    page, error = lesson_error(open_page, tools, n, "en", act)
+    n, act, where = ERRORS[case]
+    page, error = lesson_error(open_page, tools, n, "en", act, where)
     count = tools.render_count(page)
     PUT_RIGHT[case](page)
     wait_step(page, tools, count)
-    assert page.is_hidden("#lesson-error")
-    assert page.evaluate("() => document.querySelector('#lesson-error').textContent") == ""
+    assert page.is_hidden(where)
+    assert page.evaluate("(s) => document.querySelector(s).textContent", where) == ""
     page.select_option("#lang", "ja")
     tools.wait_until(page, "() => document.documentElement.lang === 'ja'")
     wait_step(page, tools, count)
-    assert page.evaluate("() => document.querySelector('#lesson-error').textContent") == ""
+    assert page.evaluate("(s) => document.querySelector(s).textContent", where) == ""
     assert error not in page.evaluate("() => document.body.textContent")
 
 

@@ -242,7 +242,7 @@ def referee(page, server_url: str, lang: str, step: dict, sent: list, where: str
     mine = [(body, response) for step_id, body, response in sent
             if step_id == step["id"] and not (step.get("setup") and json.loads(body or "{}") == {})]
     verdict_node = page.locator("#verdict")
-    if page.locator("#lesson-error").is_visible():
+    if page.locator("#lesson-error").is_visible() or page.locator(".field-error:visible").count():
         # An input to fix: the page says so, and claims no verdict.
         assert verdict_node.inner_text().strip() == "", f"{where}: an error and a verdict at once"
         assert page.locator("[data-unknown]").is_hidden(), f"{where}: the unknown-character note outlived its lines"

@@ -12,6 +12,11 @@ function setOpen(open) {
   toggle.setAttribute("aria-expanded", String(open));
 }
 
+/** Unfold the setup (where it folds): an error under a line's box is not to be hidden with it. */
+export function openSetup() {
+  setOpen(true);
+}
+
 /** Write the lines on screen into the folded button: "A 白日依山尽 B 山依日白尽" (B only when the step has one). */
 export function peekSetup() {
   const badge = (line) => el("span", { className: `line-badge line-badge--${line}`, text: line.toUpperCase() });
