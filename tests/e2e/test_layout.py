@@ -294,6 +294,63 @@ def test_on_a_phone_the_training_steps_toolbar_covers_no_tick_and_their_x_labels
             assert apart, f"step {step} ({lang}): {a['text']!r} and {b['text']!r} are {gap:.0f} px apart"
 
 
+# Each tick label and axis title of a chart of the lesson (by its name): its text and box.
+CHART_TEXTS = """(name) => {
+  const figure = document.querySelector(`.lesson-chart[data-name="${name}"]`);
+  const boxes = (s) => [...figure.querySelectorAll(s)].filter((t) => t.textContent.trim()).map((t) => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+  });
+  return {xticks: boxes('.xtick > text'), yticks: boxes('.ytick > text'), ytitle: boxes('.g-ytitle text')};
+}"""
+TITLE_GAP = 4  # px between an axis title and its tick labels: closer, the title touches them
+
+
+def overlap(a: dict, b: dict) -> bool:
+    return a["left"] < b["right"] and b["left"] < a["right"] and a["top"] < b["bottom"] and b["top"] < a["bottom"]
+
+
+def show_chart(page, tools, name: str) -> None:
+    """Page through the charts to the one named `name`, drawn and on screen."""
+    while page.locator(f".lesson-chart[data-name='{name}']").is_hidden() and page.locator("#chart-next").is_visible():
+        page.click("#chart-next")
+    page.locator(f".lesson-chart[data-name='{name}']").scroll_into_view_if_needed()
+    tools.wait_until(page, "(n) => document.querySelector(`.lesson-chart[data-name='${n}'] .main-svg .cartesianlayer`)",
+                     name)
+
+
+@pytest.mark.parametrize("lang", ["zh", "ja", "fr", "en"])
+def test_on_a_projector_the_pairs_axis_title_keeps_off_its_labels(open_page, tools, lang):
+    """Step 15's map of each pair's share: the y axis's title touched the pairs' labels at 1280 × 720 (issue 39)."""
+    page = open_lesson(open_page, tools, 15, lang, DESKTOP)
+    commit_first_choice(page, tools)
+    show_chart(page, tools, "speeds")
+    texts = page.evaluate(CHART_TEXTS, "speeds")
+    assert texts["ytitle"] and texts["yticks"], texts
+    title = texts["ytitle"][0]
+    gap = min(label["left"] for label in texts["yticks"]) - title["right"]
+    assert gap >= TITLE_GAP, f"{lang}: the title {title['text']!r} is {gap:.0f} px from the pairs' labels"
+
+
+@pytest.mark.parametrize("lang", ["zh", "ja", "fr", "en"])
+def test_on_a_phone_the_probes_site_labels_keep_apart(open_page, tools, lang):
+    """Step 14's probe chart: the five sites' names nearly touched in Japanese on a phone, and their boxes overlapped
+    in every language (issue 39). No two tick labels overlap, and neighbouring site names keep apart."""
+    page = open_lesson(open_page, tools, 14, lang, PHONE)
+    commit_first_choice(page, tools)
+    show_chart(page, tools, "probe")
+    texts = page.evaluate(CHART_TEXTS, "probe")
+    assert len(texts["xticks"]) == 5, texts["xticks"]
+    labels = texts["xticks"] + texts["yticks"]
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            assert not overlap(a, b), f"{lang}: {a['text']!r} and {b['text']!r} overlap: {a} {b}"
+    sites = sorted(texts["xticks"], key=lambda label: label["left"])
+    for a, b in zip(sites, sites[1:]):
+        gap = b["left"] - a["right"]
+        assert gap >= X_LABEL_GAP, f"{lang}: {a['text']!r} and {b['text']!r} are {gap:.0f} px apart"
+
+
 # ---- 4. figures never break across lines -----------------------------------------------------------------
 
 FIGURE_IN_TEXT = r"[-+−]?\d[\d.,\u00a0\u202f]*(?:e[-+]?\d+|[\s\u00a0\u202f]?×[\s\u00a0\u202f]?10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"

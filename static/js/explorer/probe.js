@@ -25,8 +25,9 @@ const UNTRAINED = { color: "#6b7280", dash: "dashdot", symbol: "x" };
 const getJson = (path, query, signal) => apiRequest(path, { query, signal });
 
 export function probeFigure({ trained, untrained }) {
+  const narrow = narrowScreen();
   // On a phone the untrained line's name leaves out its mode, so the legend stays left of the chart's toolbar.
-  const untrainedName = (m) => (narrowScreen() ? tr("probe_untrained_short", { n: m.n_layer })
+  const untrainedName = (m) => (narrow ? tr("probe_untrained_short", { n: m.n_layer })
     : tr("probe_untrained", { mode: modeInSentence(m.position), n: m.n_layer }));
   const lines = [...trained.map((m) => ({ m, style: MODE_STYLE[m.position], name: modeLabel(m.position) })),
     ...(untrained ? [{ m: untrained, style: UNTRAINED, name: untrainedName(untrained) }] : [])];
@@ -37,8 +38,9 @@ export function probeFigure({ trained, untrained }) {
       mode: "lines+markers",
       name: esc(name),
       meta: untrained && m === untrained ? "untrained" : m.position,
-      // On two lines, level: turned labels took half a projector's chart and ran into each other.
-      x: sites.map((s) => wrapLabel(siteLabel(s), 12)),
+      // Level, on two lines (three on a phone, in a smaller type): turned labels took half a projector's chart and
+      // ran into each other; on a phone, two lines 12 letters wide left the five sites' names touching.
+      x: sites.map((s) => wrapLabel(siteLabel(s), narrow ? 9 : 12)),
       y: sites.map((s) => s.mae),
       hovertemplate: `%{x} · %{y:.1f}<extra>${esc(name)}</extra>`,
       line: { color: style.color, width: 2, dash: style.dash },
@@ -50,7 +52,9 @@ export function probeFigure({ trained, untrained }) {
     margin: { l: 8, r: 12, t: 8, b: 8 },
     showlegend: true,
     legend: { orientation: "h", x: 0, y: 1.02, xanchor: "left", yanchor: "bottom", font: { size: TYPE.legend } },
-    xaxis: lineAxis(tr("probe_axis_site"), { type: "category", automargin: true, tickangle: 0 }),
+    // On a phone, half a site's width either side as well: the first site's name ran into the y axis's 0.
+    xaxis: lineAxis(tr("probe_axis_site"), { type: "category", automargin: true, tickangle: 0,
+      ...(narrow ? { tickfont: { size: TYPE.tick - 3 }, range: [-0.5, (data[0]?.x.length ?? 1) - 0.5] } : {}) }),
     // Four ticks at most (0, 20, 40): five ran into each other on a projector's short chart in its larger type.
     yaxis: lineAxis(tr("probe_axis_mae"), { rangemode: "tozero", nticks: 4 }),
     shapes: chance === null ? [] : [{
@@ -164,7 +168,8 @@ export function speedsFigure({ speeds, measure }) {
     xaxis: { title: titleText(tr(narrow ? "speeds_axis_head_short" : "speeds_axis_head"), { standoff: 2 }),
       fixedrange: true, automargin: true, showgrid: false, zeroline: false, type: "category", tickangle: 0,
       ...(narrow ? { tickfont: { size: TYPE.tick - 3 } } : {}) },
-    yaxis: { title: titleText(tr("speeds_axis_pair"), { standoff: 2 }), autorange: "reversed", fixedrange: true,
+    // The pairs' labels are long ("paire 12 · 0,057°/car."): 2 px left the title touching them at 1280 × 720.
+    yaxis: { title: titleText(tr("speeds_axis_pair"), { standoff: 10 }), autorange: "reversed", fixedrange: true,
       automargin: true, showgrid: false, zeroline: false, type: "category" },
   });
   return { data: [trace], layout };
