@@ -37,8 +37,11 @@ def api(server_url: str, code: str, token: str, path: str, method: str = "GET") 
 
 
 def downloaded(page, selector: str) -> bytes:
-    with page.expect_download() as download:
+    """The file the button at `selector` downloads; the page asked for it as CSV (it sent Accept: application/json)."""
+    with page.expect_request("**/api/classes/*/*.csv*") as asked, page.expect_download() as download:
         page.click(selector)
+    accept = asked.value.headers["accept"]
+    assert accept.split(",")[0].strip() == "text/csv", accept
     return open(download.value.path(), "rb").read()
 
 

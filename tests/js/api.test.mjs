@@ -34,6 +34,16 @@ test("a GET leaves out the query's null values, and a body is POSTed as JSON", a
   assert.deepEqual(JSON.parse(sent[2].body), { line_a: "白" });
 });
 
+test("a JSON request accepts JSON; a CSV file is asked for as text/csv, JSON only for a refusal's detail", async () => {
+  answer(200, { ok: true });
+  await request("/api/options");
+  assert.equal(sent[0].headers.Accept, "application/json");
+  answer(200, "step,answer\n1,same\n");
+  const csv = await request("/api/classes/ABCD/results.csv", { as: "blob", accept: "text/csv" });
+  assert.equal(sent[1].headers.Accept, "text/csv, application/json;q=0.5");
+  assert.equal(await csv.text(), "step,answer\n1,same\n");
+});
+
 test("a 422's items are split into the fields a control shows and the rest", async () => {
   answer(422, { detail: [
     { loc: ["body", "line_b"], msg: "too long", type: "string_too_long", ctx: { max_length: 128 } },

@@ -168,7 +168,7 @@ export async function downloadCsv(code, token, file) {
   const lang = document.documentElement.lang || "en";
   try {
     const csv = await request(`/api/classes/${code}/${file}.csv`,
-      { query: { lang }, headers: { Authorization: `Bearer ${token}` }, as: "blob" });
+      { query: { lang }, headers: { Authorization: `Bearer ${token}` }, as: "blob", accept: "text/csv" });
     const link = el("a", { attrs: { href: URL.createObjectURL(csv),
       download: `class-${code}-${file}.csv` } });
     document.body.append(link);

@@ -31,6 +31,8 @@ export class ApiError extends Error {
   }
 }
 
+const JSON_TYPE = "application/json";
+
 /** The request fields an error can be tied to: those with a control, the distance (a control on the lesson page
  * only), the training step (the explorer's step control) and the relative panel's two boxes (first, second). Any
  * other field's error is a general one. */
@@ -39,11 +41,12 @@ const REQUEST_FIELDS = new Set([...Object.keys(FIELD_CONTROLS), "distance", "ste
 /**
  * Every page's request to the JSON API: GET url (with `query`, its null values left out) or, with a `body`, POST it
  * as JSON; `method` for another (a POST without a body, a DELETE), `headers` added to the request's (a class's
- * token), `as: "blob"` to read an answer that is not JSON (a CSV file). The answer's JSON (null without one), or an
+ * token), `as: "blob"` to read an answer that is not JSON, of the type `accept` names (a CSV file: "text/csv"), which
+ * the Accept header asks for first, JSON after it for a refusal's detail. The answer's JSON (null without one), or an
  * ApiError (apiError) when the server refuses or fails, or with status 0 when no answer came. An aborted request
  * rejects with the AbortError, which is not a failure.
  */
-export async function request(url, { body, query, signal, method, headers = {}, as = "json" } = {}) {
+export async function request(url, { body, query, signal, method, headers = {}, as = "json", accept = JSON_TYPE } = {}) {
   const given = query && Object.entries(query).filter(([, value]) => value !== null && value !== undefined);
   const search = given?.length ? `?${new URLSearchParams(given)}` : ""; // no bare "?": /api/positions stays itself
   const sent = body !== undefined;
@@ -51,7 +54,8 @@ export async function request(url, { body, query, signal, method, headers = {}, 
   try {
     response = await fetch(url + search, {
       method: method ?? (sent ? "POST" : "GET"),
-      headers: { Accept: "application/json", ...(sent ? { "Content-Type": "application/json" } : {}), ...headers },
+      headers: { Accept: accept === JSON_TYPE ? JSON_TYPE : `${accept}, ${JSON_TYPE};q=0.5`,
+        ...(sent ? { "Content-Type": JSON_TYPE } : {}), ...headers },
       body: sent ? JSON.stringify(body) : undefined,
       signal,
     });
