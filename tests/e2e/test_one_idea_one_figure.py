@@ -172,3 +172,18 @@ def test_step_13_says_a_one_character_line_once_also_to_a_screen_reader(open_pag
     # textContent: what a screen reader reads, the visually hidden chart descriptions included.
     shown = page.evaluate("() => document.querySelector('#results').textContent")
     assert shown.count(lt["notice_ablate_one_char"]) == 1, shown
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_step_15s_loss_says_on_which_windows_beside_the_notes_whole_text(open_page, tools, server_url, lang):
+    """Step 15's bars give RoPE's loss on probe.json's every third window (4.499 on 490 windows) while the note under
+    the weights, once step 18 is answered, gives the whole text's (4.490): two figures for "validation loss" (a
+    French student's review). The chart's caption and its bar name the windows it was measured on."""
+    lt = lesson_texts(lang)
+    windows = api(server_url, f"/api/lesson/{STEPS[NUMBER['bands'] - 1]['id']}/verdict", {})["figures"]["windows"]
+    assert 0 < windows < 1468  # a part of the validation text's 1,468 windows
+    page, _ = committed(open_page, tools, "bands", lang)
+    caption = page.inner_text("[data-name=bands] figcaption")
+    assert caption == fill(lt["chart_bands"], windows=windows) and str(windows) in caption, caption
+    names = page.evaluate("() => document.querySelector('[data-name=bands] .js-plotly-plot').data.map((t) => t.name)")
+    assert fill(lt["bands_loss"], windows=windows) in names, names

@@ -96,7 +96,7 @@ function bandsFigure(f) {
   });
   return {
     data: [
-      bar(tr("bands_loss"), [f.loss, f.loss_fastest, f.loss_slowest], COLORS.with, "y", nats),
+      bar(tr("bands_loss", { windows: f.windows }), [f.loss, f.loss_fastest, f.loss_slowest], COLORS.with, "y", nats),
       bar(tr("bands_previous", { layer: f.layer, head: f.head }), [f.previous, f.previous_fastest, f.previous_slowest],
         COLORS.without, "y2", (x) => `${pct(x)}%`),
     ],
@@ -141,7 +141,8 @@ export const bands = {
     if (v.outcome === null) return [];
     const f = v.figures;
     return [{
-      name: "bands", caption: tr("chart_bands"),
+      // The loss on probe.json's every third window, not the whole text's under the weights: the caption says which.
+      name: "bands", caption: tr("chart_bands", { windows: f.windows }),
       alt: tr("chart_bands_alt", { loss: nats(f.loss), fastest: nats(f.loss_fastest), slowest: nats(f.loss_slowest) }),
       figure: bandsFigure(f),
     }, {
