@@ -187,3 +187,18 @@ def test_step_15s_loss_says_on_which_windows_beside_the_notes_whole_text(open_pa
     assert caption == fill(lt["chart_bands"], windows=windows) and str(windows) in caption, caption
     names = page.evaluate("() => document.querySelector('[data-name=bands] .js-plotly-plot').data.map((t) => t.name)")
     assert fill(lt["bands_loss"], windows=windows) in names, names
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_step_6s_snippet_says_the_error_only_where_the_mode_raises_it(open_page, tools, lang):
+    """Step 6's snippet ran position="rope" with the comment "ValueError past 128 positions with position 'learned'"
+    (a student's review): under RoPE or no positions it says the call goes through."""
+    lt = lesson_texts(lang)
+    page, count = committed(open_page, tools, "limit", lang)
+    code = "() => document.querySelector('#snippet-code').textContent"
+    assert fill(lt["snippet_limit"], error="ValueError", rows=128, mode="'learned'") in page.evaluate(code)
+    for mode in ("rope", "none"):
+        count = change(page, tools, count, lambda m=mode: page.check(f"input[name=position][value={m}]"))
+        shown = page.evaluate(code)
+        assert f'position="{mode}"' in shown and "'learned'" not in shown, shown
+        assert fill(lt["snippet_no_limit"], error="ValueError", rows=128, mode=f"'{mode}'") in shown, shown

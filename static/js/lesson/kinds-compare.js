@@ -300,6 +300,8 @@ export const limit = {
     "",
     `x = torch.tensor([tok.encode(${py(ctx.setup.line_a)})])`,
     "print(x.shape)",
-    `model(x)  # ${tr("snippet_limit", { error: "ValueError", rows: ctx.options.max_chars.learned, mode: "'learned'" })}`,
+    // Only pos_emb's table runs out: under RoPE or no positions the same call goes through.
+    `model(x)  # ${tr(ctx.setup.position === "learned" ? "snippet_limit" : "snippet_no_limit",
+      { error: "ValueError", rows: ctx.options.max_chars.learned, mode: `'${ctx.setup.position}'` })}`,
   ].join("\n"),
 };
