@@ -202,3 +202,23 @@ def test_step_6s_snippet_says_the_error_only_where_the_mode_raises_it(open_page,
         shown = page.evaluate(code)
         assert f'position="{mode}"' in shown and "'learned'" not in shown, shown
         assert fill(lt["snippet_no_limit"], error="ValueError", rows=128, mode=f"'{mode}'") in shown, shown
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_refused_line_leaves_no_note_about_results_that_are_not_there(open_page, tools, lang):
+    """With line B empty the note under the framing still said the results shown were for a setup with B "" (a
+    student's review): while a line is refused there are none, and the note comes back with the next results."""
+    open_page.allow("status of 422")  # the empty line, refused by the server
+    page, count = committed(open_page, tools, "order", lang)
+    count = change(page, tools, count, lambda: page.fill("#line-b", "山依日白河"))
+    assert page.is_visible("#setup-changed")
+    count = change(page, tools, count, lambda: page.fill("#line-b", ""))
+    assert page.is_visible("#line-b-error") and page.is_hidden("#setup-changed"), page.inner_text("#setup-changed")
+    other = "en" if lang != "en" else "fr"
+    page.select_option("#lang", other)  # a switch words the note again: still none
+    error = fill(lesson_texts(other)["error_line"], line=tools.texts(other)["line_b_label"], msg="")
+    tools.wait_until(page, "(t) => document.querySelector('#line-b-error').textContent.startsWith(t)",
+                     error.split("{")[0].strip())
+    assert page.is_hidden("#setup-changed")
+    change(page, tools, count, lambda: page.fill("#line-b", "山依日白河"))
+    assert page.is_visible("#setup-changed") and page.is_hidden("#line-b-error")

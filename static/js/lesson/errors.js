@@ -9,6 +9,7 @@ import { sentences, tr } from "../shared/i18n.js";
 import { openSetup } from "./fold.js";
 import { bumpRenderCount, current, OPTIONS, setBusy, setupOf, state, ui } from "./page.js";
 import { clearAnswer } from "./panels.js";
+import { wordSetupChanged } from "./setup.js";
 
 const LINE_FIELDS = { line_a: "line_a_label", line_b: "line_b_label" };
 const LINE_BOXES = { line_a: "line-a", line_b: "line-b" };
@@ -26,8 +27,10 @@ function lineMessage(error, setup) {
 export function showError(error) {
   if (!(error instanceof ApiError)) console.error(error);
   state.error = error;
+  state.linesRefused = lineErrors(error).length > 0;
   clearAnswer();
   wordError();
+  wordSetupChanged(current());
   if (lineErrors(error).length) {
     // On a phone the lines fold behind a button: a line's error is not left under a folded box. The reveal has
     // nothing to say until the line is put right, unless the error has more than its lines.
@@ -71,6 +74,10 @@ function fieldError(id, text) {
 /** No error: none kept in the page either, where a language switch would leave it in the language it was made in. */
 export function hideError() {
   state.error = null;
+  if (state.linesRefused) {
+    state.linesRefused = false;
+    wordSetupChanged(current());
+  }
   for (const id of Object.values(LINE_BOXES)) fieldError(id, "");
   ui.error.textContent = "";
   show(ui.error, false);

@@ -64,6 +64,7 @@ export const state = {
   answer: null, // {step, data, ctx, judged} of the last reveal
   revealed: null, // the step whose answer is on screen (or on its way), else null
   error: null, // the error on screen, kept as data: worded at render time, so a language switch re-words it
+  linesRefused: false, // the error names a line: no results are on screen for the setup-changed note to speak of
   chartIndex: 0, // the presenter's chart on screen
   chartsDrawing: 0, // the newest update of the charts: an older one stops drawing into the same nodes
   drawing: null, // the last step opened: its renderStep(), settled once its answer (if shown) is drawn

@@ -156,7 +156,8 @@ function describe(setup, parts) {
 export function wordSetupChanged(step) {
   const own = step.setup;
   const live = setupOf(step);
-  const parts = own && live ? changedParts(own, live, step.chart_only) : [];
+  // While a line is refused (an empty line B) there are no results for the note to say whose they are.
+  const parts = own && live && !state.linesRefused ? changedParts(own, live, step.chart_only) : [];
   ui.setupChanged.textContent = parts.length
     ? tr("setup_changed", { asked: describe(own, parts), shown: describe(live, parts) }) : "";
   show(ui.setupChanged, parts.length > 0);
