@@ -8,7 +8,17 @@ import time
 import urllib.request
 
 import pytest
-from class_pages import class_app, class_state, join_phone, panel, start_class, visible, wait_panel, wait_step
+from class_pages import (
+    class_app,
+    class_state,
+    end_class,
+    join_phone,
+    panel,
+    start_class,
+    visible,
+    wait_panel,
+    wait_step,
+)
 from class_pages import lesson_texts as texts
 
 pytestmark = pytest.mark.e2e
@@ -141,8 +151,7 @@ def test_a_teacher_leads_five_students_through_the_lesson(open_page, server_url,
     with urllib.request.urlopen(request, timeout=10) as response:
         assert seat["student"] in [s["student"] for s in json.loads(response.read())["students"]]
 
-    teacher.click("#class-end")
-    teacher.click("#class-end-yes")  # ending asks first
+    end_class(open_page, teacher, code)
     for page in students:
         tools.wait_until(page, "() => !document.querySelector('[data-class-over]').hidden",
                          message="the end of the class did not reach a student")

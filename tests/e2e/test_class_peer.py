@@ -9,7 +9,7 @@ import tempfile
 import urllib.request
 
 import pytest
-from class_pages import class_app, join_phone, start_class, visible, wait_panel
+from class_pages import class_app, end_class, join_phone, start_class, visible, wait_panel
 from class_pages import lesson_texts as texts
 from class_servers import redis_server, served
 
@@ -99,8 +99,7 @@ def test_two_rounds_then_the_end_asks_and_leaves_a_summary(open_page, server_url
     assert teacher.text_content("#class-end-dialog p") == said
     teacher.click("#class-end-no")
     assert not visible(teacher, "#class-end-dialog") and visible(teacher, "#class-teacher")
-    teacher.click("#class-end")
-    teacher.click("#class-end-yes")
+    end_class(open_page, teacher, code)
     teacher.wait_for_selector("#class-summary li[data-step='4'] li[data-round='2']")
     kept = json.loads(results(server_url, code, token))
     step = next(s for s in kept["steps"] if s["step"] == STEP)

@@ -7,7 +7,7 @@ import re
 import time
 
 import pytest
-from class_pages import class_app, class_state, join_phone, start_class, visible, wait_panel, wait_step
+from class_pages import class_app, class_state, end_class, join_phone, start_class, visible, wait_panel, wait_step
 from class_pages import lesson_texts as texts
 
 pytestmark = pytest.mark.e2e
@@ -124,8 +124,7 @@ def test_a_student_sees_the_end_of_the_class_after_a_reload_too(open_page, tools
     teacher, code, join = start_class(open_page, tools, 2)
     student = join_phone(open_page, tools, join, width=390, height=844, locale="zh-CN")
     wait_panel(student, tools, "step", "2")
-    teacher.click("#class-end")
-    teacher.click("#class-end-yes")  # ending asks first
+    end_class(open_page, teacher, code)
     expected = fill(texts("zh")["class_over"], code=code)
     for _ in range(2):  # when it happens, then after a reload
         tools.wait_until(student, "() => !document.querySelector('[data-class-over]').hidden",
