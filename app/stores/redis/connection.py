@@ -2,6 +2,7 @@
 scripts, and the watch on a class's channel that every replica's class_events reads."""
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import redis.asyncio as redis
@@ -14,6 +15,7 @@ from app.stores.redis.keys import class_key
 COALESCE_SECONDS = 0.05  # a burst of answers becomes one read of the state, not one per answer
 COMMAND_CONNECTIONS = 32  # per process; a command takes well under a millisecond on the Redis server
 POOL_WAIT_SECONDS = 20  # a request waits this long for a free connection before the store counts as down
+CLOSE_SECONDS = 2  # a subscription's close; see changes()
 SUBSCRIPTIONS = 10_000  # one per class watched in this process, at most HP_MAX_CLASSES
 
 
@@ -59,7 +61,11 @@ class Connection:
                 if ended:
                     return
         finally:
-            await pubsub.aclose()
+            # A watcher cancelled as the worker stops closes its subscription after the store's close may have
+            # dropped the client under it; that close once waited for ever (a test's shutdown hung in asyncio's
+            # final cancellation of the tasks left). Bounded: the connection goes with its client anyway.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(pubsub.aclose(), CLOSE_SECONDS)
 
     async def ping(self) -> None:
         await self.redis.ping()
