@@ -31,7 +31,7 @@ export function showError(error) {
   clearAnswer();
   wordError();
   wordSetupChanged(current());
-  if (lineErrors(error).length) {
+  if (state.linesRefused) {
     // On a phone the lines fold behind a button: a line's error is not left under a folded box. The reveal has
     // nothing to say until the line is put right, unless the error has more than its lines.
     openSetup();
