@@ -39,7 +39,9 @@ unset PYTHONDONTWRITEBYTECODE
 [ -d .venv ] || python3 -m venv .venv
 . .venv/bin/activate
 # The pinned versions (scripts/lock.sh), then the project itself: what CI tests is what the image runs.
-pip install -q -r requirements/test.lock
+# --no-compile: pip would compile every installed module (20 of a fresh venv's 50 s, most of it torch's); the
+# tests import a small part of them, and Python compiles and caches those on first import.
+pip install -q --no-compile -r requirements/test.lock
 pip install -q --no-deps -e .
 echo "== ruff"
 ruff check .

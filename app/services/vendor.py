@@ -4,6 +4,7 @@ else: npm's cartesian bundle took longer to run before the first heatmap (docs/b
 it in static/vendor/. Compressed once at start-up and cached by the browser for a year under a URL that
 carries the version."""
 
+import functools
 import gzip
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,9 @@ class VendoredScript:
     gzipped: bytes
 
 
+# The shipped file does not change while the process runs: compressed once per process (50 ms at level 9), not
+# once per app (a test process builds dozens).
+@functools.cache
 def load_plotly() -> VendoredScript:
     raw = (VENDOR_DIR / PLOTLY_FILE).read_bytes()
     return VendoredScript(PLOTLY_FILE, raw, gzip.compress(raw, compresslevel=9, mtime=0))
