@@ -135,17 +135,31 @@ class PageProblems:
     def __init__(self, origin: str):
         self.origin = origin
         self.items: list[str] = []
+        self.origins: set[str] = set()  # the http origins its main frame showed
         self.page = None
 
     def attach(self, page) -> None:
+        """Listen to the page (its init script, CSP_LISTENER, is added once, where the page is made)."""
         self.page = page
-        page.add_init_script(CSP_LISTENER)
         page.on("console", self._console)
-        page.on("pageerror", lambda exc: self.items.append(f"page error: {exc}"))
+        page.on("pageerror", self._page_error)
         # Watched, not routed: a route on every URL sends each request through this process and turns off the
         # browser's cache (Playwright's page.route), which made ten lesson pages load in 33 s instead of 17.
         # The machines that run these tests have no route to other hosts, so such a request fails as offline.
         page.on("request", self._request)
+        page.on("framenavigated", self._navigated)
+
+    def detach(self) -> None:
+        for event, listener in (("console", self._console), ("pageerror", self._page_error),
+                                ("request", self._request), ("framenavigated", self._navigated)):
+            self.page.remove_listener(event, listener)
+
+    def _page_error(self, exc) -> None:
+        self.items.append(f"page error: {exc}")
+
+    def _navigated(self, frame) -> None:
+        if frame.parent_frame is None and frame.url.startswith("http"):
+            self.origins.add("/".join(frame.url.split("/", 3)[:3]))
 
     def collect_csp(self) -> None:
         """Read the page's own record too, in case a violation was not logged to the console."""
@@ -171,31 +185,94 @@ class PageProblems:
             self.items.append(f"request to another host: {url}")
 
 
+class PagePool:
+    """Pages kept open from one test to the next, each in a browser context of its own.
+
+    A new page starts a new renderer process, which parses and compiles the app's modules and Plotly's bundle
+    again with cold caches: 36 lesson steps opened and revealed cost 39 s of CPU in a new page each and 22 s in
+    one page (measured in a cgroup, which counts the renderers that exit). A page goes back to the pool only as
+    a test found it: its listeners are the ones it had, it has no route, it showed one origin, and its context holds
+    no other page; its session storage is emptied and it is left on about:blank. Before it is handed out again, every
+    other storage of the origin it is about to open is cleared (Storage.clearDataForOrigin)."""
+
+    def __init__(self, browser):
+        self.browser = browser
+        self.free: dict[str, list] = {}  # by locale, which a context fixes
+        self.cdp = {}  # page -> its devtools session
+
+    def take(self, origin: str, width: int, height: int, locale: str):
+        """(page, its listener counts before the test)."""
+        if self.free.get(locale):
+            page = self.free[locale].pop()
+            page.set_viewport_size({"width": width, "height": height})
+        else:
+            context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
+            page = context.new_page()
+            page.add_init_script(CSP_LISTENER)
+            self.cdp[page] = context.new_cdp_session(page)
+        self.cdp[page].send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
+        return page, listener_counts(page)
+
+    def give_back(self, page, locale: str, counts: dict, seen: "PageProblems") -> None:
+        from playwright.sync_api import Error as PlaywrightError  # imported here: see browser() on its absence
+
+        context = page.context
+        kept = (not page.is_closed() and len(context.pages) == 1 and listener_counts(page) == counts
+                and not page._impl_obj._routes and not context._impl_obj._routes and len(seen.origins) <= 1)
+        if kept:
+            try:
+                page.evaluate("() => { try { sessionStorage.clear(); } catch (e) { /* about:blank */ } }")
+                page.goto("about:blank")
+                page.mouse.move(0, 0)
+            except PlaywrightError:
+                kept = False
+        if kept:
+            self.free.setdefault(locale, []).append(page)
+        else:
+            self.cdp.pop(page, None)
+            context.close()
+
+
+def listener_counts(page) -> dict:
+    """How many listeners the page has for each event: a test that added one of its own does not pass its page on."""
+    events = page._impl_obj
+    return {event: events.listener_count(event) for event in events.event_names()}
+
+
 class PageOpener:
     """open_page(path="/", width=1280, height=900, locale="zh-CN") -> a loaded Playwright page.
 
     On the explorer it waits for the first render; open_page(path, explorer=False) opens other pages
     (/docs, /redoc) with the same checks and waits only for the load event.
 
-    open_page(path, routes={"**/api/x": handler}) routes requests before the page loads.
+    open_page(path, routes={"**/api/x": handler}) routes requests before the page loads (in a context of its own).
     open_page.allow("status of 422") lets console errors containing that text pass, for a test
     that provokes them on purpose (chromium logs every failed fetch as a console error).
+    With a pool (PagePool), pages come from it and go back to it at close().
     """
 
-    def __init__(self, browser, server_url: str):
+    def __init__(self, browser, server_url: str, pool: PagePool | None = None):
         self.browser = browser
         self.server_url = server_url
+        self.pool = pool
         self.contexts = []
+        self.taken = []  # (page, locale, listener counts, PageProblems): pages of the pool
         self.problems: list[PageProblems] = []
         self.allowed: list[str] = []
 
     def __call__(self, path: str = "/", width: int = 1280, height: int = 900, locale: str = "zh-CN",
                  explorer: bool = True, routes: dict | None = None):
-        context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
-        self.contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(WAIT_TIMEOUT * 1000)
         seen = PageProblems(self.server_url)
+        if self.pool and not routes:
+            page, counts = self.pool.take(self.server_url, width, height, locale)
+            self.taken.append((page, locale, counts, seen))
+        else:
+            context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
+            self.contexts.append(context)
+            page = context.new_page()
+            page.add_init_script(CSP_LISTENER)
+        page.set_default_timeout(WAIT_TIMEOUT * 1000)
+        page.set_default_navigation_timeout(WAIT_TIMEOUT * 1000)
         seen.attach(page)
         self.problems.append(seen)
         for pattern, handler in (routes or {}).items():
@@ -211,15 +288,25 @@ class PageOpener:
     def close(self) -> list[str]:
         for seen in self.problems:
             seen.collect_csp()
+            if not seen.page.is_closed():
+                seen.detach()
+        for page, locale, counts, seen in self.taken:
+            self.pool.give_back(page, locale, counts, seen)
+        self.taken = []
         for context in self.contexts:
             context.close()
         found = [item for seen in self.problems for item in seen.items]
         return [item for item in found if not any(text in item for text in self.allowed)]
 
 
+@pytest.fixture(scope="session")
+def page_pool(browser) -> PagePool:
+    return PagePool(browser)
+
+
 @pytest.fixture
-def open_page(browser, server_url):
-    opener = PageOpener(browser, server_url)
+def open_page(browser, server_url, page_pool):
+    opener = PageOpener(browser, server_url, page_pool)
     yield opener
     found = opener.close()
     assert not found, "the page reported problems:\n" + "\n".join(found)
@@ -272,6 +359,17 @@ class Tools:
                 reason = message or f"timed out after {timeout} s waiting for: {expression} (arg={arg!r})"
                 raise AssertionError(f"{reason}; last error: {error}" if error else reason)
             page.wait_for_timeout(50)
+
+    @staticmethod
+    def wait_for(page, condition, message: str, timeout: float = WAIT_TIMEOUT) -> None:
+        """Wait until condition() holds in this process, as a route handler's list of held requests: Playwright's sync
+        API hands the page's events (a route, a request) to Python only while it waits on the page, so an event that
+        already happened in the browser may not have reached its handler yet."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(message)
+            page.wait_for_timeout(20)
 
     @staticmethod
     def render_count(page) -> int:

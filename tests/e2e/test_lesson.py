@@ -526,7 +526,7 @@ def test_charts_are_greyed_while_the_lines_they_show_are_being_changed(open_page
     tools.wait_until(page, "() => { const c = document.querySelector('#charts');"
                            " return 'stale' in c.dataset && Number(getComputedStyle(c).opacity) < 0.6; }",
                      message="the charts of the old lines were not marked and greyed")
-    assert held, "the new answer was asked"
+    tools.wait_for(page, lambda: held, "the new answer was not asked")
     holding[0] = False
     for route in held:
         route.continue_()
