@@ -43,10 +43,15 @@ unset PYTHONDONTWRITEBYTECODE
 # tests import a small part of them, and Python compiles and caches those on first import.
 pip install -q --no-compile -r requirements/test.lock
 pip install -q --no-deps -e .
+# Meanwhile one process imports what every test process imports, compiling it once (see --no-compile above):
+# otherwise the fast tier's processes each compiled the same modules of torch at once.
+python -W ignore -c "import app.main, fastapi.testclient, httpx, numpy, pytest, schemathesis, playwright.sync_api" &
+compiling=$!
 echo "== ruff"
 ruff check .
 echo "== node --test: the page's pure modules"
 node --test tests/js/
+wait "$compiling"
 # pytest exits 5 when it selects no test. One tier may have none among the paths asked for (tests/model
 # has no browser test), so that alone is no failure; every tier empty means nothing ran, which is one.
 ran=0
