@@ -103,3 +103,23 @@ STEPS = [
      "choices": None, "lesson": None},
     {"id": "summary", "kind": "summary", "section": "summary", "setup": None, "choices": None, "lesson": None},
 ]
+
+
+def _explorer_shows(step: dict) -> list[dict]:
+    """The later steps whose answers the explorer would show from this step's screen, each with the setup values
+    under which it would ({}: whatever the setup). Beside two lines compared without positions under the mask, the
+    explorer's depth panel draws the untrained models of one to three layers and the same lines with the mask off:
+    what the mask-off step and the first exercise ask. Its length panel draws the three trained models' losses,
+    which the third exercise ranks."""
+    if step["kind"] == "length":
+        shows = [("ex3", {})]
+    elif step["setup"] is not None and step["setup"]["line_b"] is not None:
+        shows = [(later, {"position": "none", "causal": True}) for later in ("nomask", "ex1")]
+    else:
+        shows = []
+    order = [s["id"] for s in STEPS]
+    return [{"step": later, "when": when} for later, when in shows if order.index(later) > order.index(step["id"])]
+
+
+for _step in STEPS:
+    _step["explorer_shows"] = _explorer_shows(_step)

@@ -27,6 +27,12 @@ class SelfTestQuestion(BaseModel):
     answer: str = Field(description="The choice that agrees with the lesson's answer.")
 
 
+class ExplorerShows(BaseModel):
+    step: str = Field(description="Id of a later step whose answer the explorer would show from this step's screen.")
+    when: dict[str, str | bool] = Field(description="The setup values under which it would: every one must be the "
+                                        "page's (an empty object: whatever the setup).")
+
+
 class LessonStep(BaseModel):
     id: str = Field(description="Stem of the step's text keys in static/i18n/lesson/{lang}.json.")
     kind: str = Field(description="Which charts and which verdict the page draws.")
@@ -37,6 +43,9 @@ class LessonStep(BaseModel):
     lesson: dict[str, float] | None = Field(description="The figures the lesson printed for this step.")
     chart_only: list[str] = Field([], description="Setup fields the step only draws, not part of what its question "
                                   "asks: changing them leaves the verdict's setup_is_lessons true.")
+    explorer_shows: list[ExplorerShows] = Field([], description="Later steps the explorer would give away from this "
+                                                "step: while one of them is unanswered, the page offers no link to the "
+                                                "explorer but says after which step it opens.")
 
 
 class LessonSteps(BaseModel):

@@ -80,6 +80,33 @@ def test_steps_follow_the_lesson_and_load_valid_setups(client):
     assert len(limit["setup"]["line_a"]) == client.get("/api/options").json()["max_chars"]["learned"] == 128
 
 
+# Written out by hand from the lesson's order: the explorer's depth panel (untrained models of 1 to 3 layers and the
+# mask-off control, beside two lines compared without positions under the mask) answers the mask-off step (3) and
+# the first exercise (16); its length panel's losses answer the third exercise's ranking (18).
+DEPTH_PANEL = {"position": "none", "causal": True}
+EXPLORER_SHOWS = {
+    "order": [("nomask", DEPTH_PANEL), ("ex1", DEPTH_PANEL)],
+    "leak": [("nomask", DEPTH_PANEL), ("ex1", DEPTH_PANEL)],
+    "nomask": [("ex1", DEPTH_PANEL)],
+    "pair": [("ex1", DEPTH_PANEL)],
+    "posemb": [("ex1", DEPTH_PANEL)],
+    "limit": [("ex1", DEPTH_PANEL)],
+    "rotate": [("ex1", DEPTH_PANEL)],
+    "length": [("ex3", {})],
+}
+
+
+def test_each_step_names_the_later_answers_its_explorer_link_would_give_away(client):
+    steps = client.get("/api/lesson").json()["steps"]
+    ids = [step["id"] for step in steps]
+    for n, step in enumerate(steps, 1):
+        shows = [(item["step"], item["when"]) for item in step["explorer_shows"]]
+        assert shows == EXPLORER_SHOWS.get(step["id"], []), f"step {n} ({step['id']})"
+        for later, when in shows:
+            assert ids.index(later) + 1 > n, f"step {n} holds back step {later}, which comes before it"
+            assert set(when) <= set(step["setup"] or {}), f"step {n}: {when} names a field its setup lacks"
+
+
 def test_the_lessons_printed_head_split_is_what_the_model_counts():
     """The page sets the lesson's printed parameter counts beside ours: for the head split they must agree."""
     printed = next(s["lesson"] for s in STEPS if s["id"] == "split")

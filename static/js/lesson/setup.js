@@ -64,16 +64,18 @@ export function explorerLink(step) {
 }
 
 /**
- * The later step ({n, setup}) whose answer the explorer would show from this step, while this screen holds it back
- * and has not answered it, else null. Two lines compared without positions under the mask: the explorer's depth
- * panel draws the untrained models of 1 to 3 layers and the mask-off control, what steps 3 and 16 ask (steps 1, 2
- * and 4 hold them back); step 10's length panel draws the three models' losses, which step 18 ranks.
+ * The later step ({n, setup}) whose answer the explorer would show from this screen, while this screen holds it back
+ * and has not answered it, else null. Which steps, and on which setups, the server says (/api/lesson's
+ * explorer_shows); the page knows which of them this screen has answered.
  */
 export function explorerHeld(step) {
-  if (step.kind === "length") return unansweredLater(step, "ex3");
   const setup = setupOf(step);
-  if (!setup || setup.line_b === null || setup.position !== "none" || !setup.causal) return null;
-  return unansweredLater(step, "nomask") ?? unansweredLater(step, "ex1");
+  for (const { step: id, when } of step.explorer_shows) {
+    if (!Object.entries(when).every(([field, value]) => setup?.[field] === value)) continue;
+    const held = unansweredLater(step, id);
+    if (held) return held;
+  }
+  return null;
 }
 
 /** The explorer link, or in its place the step after which it opens (explorerHeld): worded in the page's language. */
