@@ -27,7 +27,7 @@ def words(text: str) -> str:
 def test_a_lost_class_is_said_at_the_top_of_the_projector_and_shows_no_reveal(browser, open_page, tools, present):
     with redis_server() as redis, tempfile.TemporaryDirectory(prefix="hp-lost-") as folder:
         server = Served({"HP_DATA_DIR": folder, "HP_REDIS_URL": redis.url}).start()
-        opener = type(open_page)(browser, server.url)
+        opener = type(open_page)(browser, server.url, open_page.pool)
         for expected in ("status of 503", "status of 404", "ERR_INCOMPLETE_CHUNKED_ENCODING"):
             opener.allow(expected)  # requests that met the restarting store, and the lost class's code
         try:

@@ -36,7 +36,7 @@ def app_server():
 @pytest.fixture
 def open_on(browser, open_page, app_server):
     """Pages on app_server, with the same checks as open_page (its class: PageOpener in conftest.py)."""
-    opener = type(open_page)(browser, app_server.url)
+    opener = type(open_page)(browser, app_server.url, open_page.pool)
     # While the app is down, chromium logs each refused request, each event stream cut by the stop, and a 503
     # of the restart, as console errors.
     for expected in ("ERR_CONNECTION_REFUSED", "ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE",
@@ -129,7 +129,7 @@ def test_a_paused_redis_is_said_on_every_idle_screen_and_the_class_goes_on(brows
     nothing. Now every screen says "reconnecting…", then "back", and the class goes on where it was."""
     with redis_server() as redis, tempfile.TemporaryDirectory(prefix="hp-paused-") as folder:
         server = Served({"HP_DATA_DIR": folder, "HP_REDIS_URL": redis.url}).start()
-        opener = type(open_page)(browser, server.url)
+        opener = type(open_page)(browser, server.url, open_page.pool)
         opener.allow("status of 503")  # a request that met the paused store
         try:
             teacher, _, join = start_class(opener, tools, ANSWER_STEP)

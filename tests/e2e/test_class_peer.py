@@ -125,7 +125,7 @@ def test_two_rounds_then_the_end_asks_and_leaves_a_summary(open_page, server_url
 def test_a_class_lost_to_a_redis_restart_is_called_lost(browser, open_page, tools):
     with redis_server() as redis, tempfile.TemporaryDirectory(prefix="hp-lost-") as folder, \
             served({"HP_DATA_DIR": folder, "HP_REDIS_URL": redis.url, "HP_CLASSES_PER_HOUR": "1000"}) as server:
-        opener = type(open_page)(browser, server.url)
+        opener = type(open_page)(browser, server.url, open_page.pool)
         for expected in ("ERR_CONNECTION_REFUSED", "ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE",
                          "ERR_INCOMPLETE_CHUNKED_ENCODING", "status of 503", "status of 404"):
             opener.allow(expected)

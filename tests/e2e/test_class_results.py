@@ -111,7 +111,7 @@ def test_after_the_end_and_a_reload_the_teacher_finds_the_class_again(open_page,
 def test_the_list_and_its_files_outlive_a_server_restart(browser, open_page, tools):
     with tempfile.TemporaryDirectory(prefix="hp-results-") as folder, \
             served({"HP_DATA_DIR": folder, "HP_CLASSES_PER_HOUR": "1000"}) as server:
-        opener = type(open_page)(browser, server.url)  # pages of this server, checked as open_page's
+        opener = type(open_page)(browser, server.url, open_page.pool)  # pages of this server, checked as open_page's
         for expected in ("ERR_CONNECTION_REFUSED", "ERR_CONNECTION_RESET", "ERR_EMPTY_RESPONSE",
                          "ERR_INCOMPLETE_CHUNKED_ENCODING", "status of 503", "status of 404"):
             opener.allow(expected)  # the restart, as the pages live through it

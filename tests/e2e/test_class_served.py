@@ -16,7 +16,7 @@ ANSWER_STEP = 4
 
 def opener_on(browser, open_page, url: str):
     """Pages on `url`, with open_page's checks (its class: PageOpener in conftest.py)."""
-    opener = type(open_page)(browser, url)
+    opener = type(open_page)(browser, url, open_page.pool)
     # While the store or the app is down, chromium logs each refused request or 503 as a console error.
     for expected in ("status of 503", "ERR_INCOMPLETE_CHUNKED_ENCODING"):
         opener.allow(expected)

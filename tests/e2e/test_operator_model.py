@@ -69,8 +69,8 @@ def model_server(request, tmp_path_factory):
 
 
 @pytest.fixture
-def open_model_page(request, browser, model_server):
-    opener = e2e_conftest(request.config).PageOpener(browser, model_server)
+def open_model_page(request, browser, model_server, page_pool):
+    opener = e2e_conftest(request.config).PageOpener(browser, model_server, page_pool)
     yield opener
     found = opener.close()
     assert not found, "the page reported problems:\n" + "\n".join(found)
