@@ -192,8 +192,9 @@ class PagePool:
     again with cold caches: 36 lesson steps opened and revealed cost 39 s of CPU in a new page each and 22 s in
     one page (measured in a cgroup, which counts the renderers that exit). A page goes back to the pool only as
     a test found it: its listeners are the ones it had, it has no route, it showed one origin, and its context holds
-    no other page; its session storage is emptied and it is left on about:blank. Before it is handed out again, every
-    other storage of the origin it is about to open is cleared (Storage.clearDataForOrigin)."""
+    no other page; its session storage is emptied, it is left on about:blank and its history reset to that one entry.
+    Before it is handed out again, every other storage of the origin it is about to open is cleared
+    (Storage.clearDataForOrigin)."""
 
     def __init__(self, browser):
         self.browser = browser
@@ -223,6 +224,9 @@ class PagePool:
             try:
                 page.evaluate("() => { try { sessionStorage.clear(); } catch (e) { /* about:blank */ } }")
                 page.goto("about:blank")
+                # A fresh tab's history: Chromium keeps 50 entries, and a test that counts its own (history.length
+                # after a pushState) must not meet the entries of the tests before it.
+                self.cdp[page].send("Page.resetNavigationHistory")
                 page.mouse.move(0, 0)
             except PlaywrightError:
                 kept = False
