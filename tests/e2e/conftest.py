@@ -207,10 +207,8 @@ class PagePool:
             page = self.free[locale].pop()
             page.set_viewport_size({"width": width, "height": height})
         else:
-            context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
-            page = context.new_page()
-            page.add_init_script(CSP_LISTENER)
-            self.cdp[page] = context.new_cdp_session(page)
+            page = fresh_page(self.browser, width, height, locale)
+            self.cdp[page] = page.context.new_cdp_session(page)
         self.cdp[page].send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "all"})
         return page, listener_counts(page)
 
@@ -235,6 +233,13 @@ class PagePool:
         else:
             self.cdp.pop(page, None)
             context.close()
+
+
+def fresh_page(browser, width: int, height: int, locale: str):
+    """A page in a new browser context, with the CSP listener every page of these tests runs first."""
+    page = browser.new_context(viewport={"width": width, "height": height}, locale=locale).new_page()
+    page.add_init_script(CSP_LISTENER)
+    return page
 
 
 def listener_counts(page) -> dict:
@@ -271,10 +276,8 @@ class PageOpener:
             page, counts = self.pool.take(self.server_url, width, height, locale)
             self.taken.append((page, locale, counts, seen))
         else:
-            context = self.browser.new_context(viewport={"width": width, "height": height}, locale=locale)
-            self.contexts.append(context)
-            page = context.new_page()
-            page.add_init_script(CSP_LISTENER)
+            page = fresh_page(self.browser, width, height, locale)
+            self.contexts.append(page.context)
         page.set_default_timeout(WAIT_TIMEOUT * 1000)
         page.set_default_navigation_timeout(WAIT_TIMEOUT * 1000)
         seen.attach(page)
