@@ -6,8 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from _pytest.mark.expression import Expression  # pytest's own reader of -m, so an expression means what -m means
 
 E2E = Path(__file__).parent / "e2e"
+# Modules of slow tests only whose collection alone costs seconds: schemathesis builds the cases of test_fuzz.py's
+# 39 operations as the module is collected (1.4 s of CPU in each test process of the fast tier, which then
+# deselected them all). A run whose -m leaves out a test marked slow does not collect them.
+SLOW_TO_COLLECT = {Path(__file__).parent / "app" / "test_fuzz.py"}
 
 # numpy's OpenBLAS starts a thread per core and spins them while waiting: on two cores shared with other test
 # processes, browsers and servers, ten windows of the float64 reference GPT took 2.8 s of CPU (10 s of wall time)
@@ -25,6 +30,16 @@ def pytest_configure(config):
         import torch  # here, not at the top: a run of tests/docs alone need not load it
 
         torch.set_num_threads(1)
+
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path not in SLOW_TO_COLLECT or not config.option.markexpr:
+        return None
+    if "\npytestmark = pytest.mark.slow" not in collection_path.read_text(encoding="utf-8"):
+        raise pytest.UsageError(f"{collection_path.name} is left out of runs without the slow tests, so it must "
+                                "mark them all: pytestmark = pytest.mark.slow")
+    slow_only_selected = Expression.compile(config.option.markexpr).evaluate(lambda name, **_: name == "slow")
+    return None if slow_only_selected else True
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: `-m e2e` would otherwise drop an unmarked file unseen
