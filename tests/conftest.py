@@ -22,14 +22,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def pytest_configure(config):
-    """Under pytest-xdist, one torch thread per test process: scripts/test.sh runs four processes on a two-core
-    machine, and torch's default (a thread per core in each) made eight threads contend for two cores: the
-    whole-split snapshot check, set to two threads, took 1,364 s of wall time in a loaded run; it needs 103 s of
-    CPU in one thread."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        import torch  # here, not at the top: a run of tests/docs alone need not load it
+    """One torch thread in every test process, as the app's own default (HP_TORCH_THREADS=1). Under pytest-xdist,
+    scripts/test.sh runs four processes on a two-core machine, and torch's default (a thread per core in each) made
+    eight threads contend for two cores: the whole-split snapshot check, set to two threads, took 1,364 s of wall
+    time in a loaded run; it needs 103 s of CPU in one thread. And the float64 reruns' last bits depend on the
+    thread count (a sum split across threads): a test process's own runs must be made as the app makes them."""
+    import torch  # here, not at the top: the environment above is set before numpy loads
 
-        torch.set_num_threads(1)
+    torch.set_num_threads(1)
 
 
 def pytest_ignore_collect(collection_path, config):
