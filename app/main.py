@@ -45,22 +45,24 @@ async def _close_classes(events: Broadcaster, store) -> None:
     await store.close()
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, registry: ModelRegistry | None = None) -> FastAPI:
+    """registry: models already loaded from settings' weights and models, to serve instead of loading them in the
+    lifespan. Models are only read, so apps may share one: the tests build about fifty apps in a process."""
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         torch.set_num_threads(settings.torch_threads)
-        app.state.registry = ModelRegistry.load(settings.weights_dir, settings.model_cache_size,
+        models = registry or ModelRegistry.load(settings.weights_dir, settings.model_cache_size,
                                                 model_specs(settings.models))
+        app.state.registry = models
         app.state.plotly = load_plotly()
         app.state.cache = ResponseCache(settings.response_cache_size, model_threads=settings.model_threads)
-        registry = app.state.registry
-        app.state.batcher = Batcher(lambda reqs: comparisons(reqs, registry), app.state.cache.limiter,
+        app.state.batcher = Batcher(lambda reqs: comparisons(reqs, models), app.state.cache.limiter,
                                     settings.batch_size, settings.batch_wait_ms / 1000, key=batch_key)
-        verdicts = Batcher(lambda items: judge_many(items, registry), app.state.cache.limiter,
+        verdicts = Batcher(lambda items: judge_many(items, models), app.state.cache.limiter,
                            settings.batch_size, settings.batch_wait_ms / 1000, key=lambda item: item.key)
-        app.state.verdicts = VerdictPath(app.state.cache, registry, verdicts)
+        app.state.verdicts = VerdictPath(app.state.cache, models, verdicts)
         store = open_store(settings)
         app.state.classes = Classes(store, settings.max_classes, settings.max_students)
         app.state.class_events = Broadcaster(store, settings.class_heartbeat_seconds, settings.class_stall_seconds)

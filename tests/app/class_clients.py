@@ -4,9 +4,9 @@ and door tests share."""
 import contextlib
 
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from app.main import create_app
 from app.settings import Settings
 
 TEACHER_ADDRESS = "198.51.100.20"
@@ -43,7 +43,7 @@ def store_settings(request, tmp_path) -> Settings:
 @contextlib.contextmanager
 def served_to(settings: Settings):
     """at(address) -> a From on one app built from settings."""
-    with TestClient(ProxyHeadersMiddleware(create_app(settings), trusted_hosts="*")) as client:
+    with TestClient(ProxyHeadersMiddleware(app_on_shipped_models(settings), trusted_hosts="*")) as client:
         yield lambda address: From(client, address)
 
 

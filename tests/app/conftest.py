@@ -1,13 +1,12 @@
 import pytest
 from class_servers import redis_server
 from fastapi.testclient import TestClient
-
-from app.main import create_app
+from shipped_models import app_on_shipped_models
 
 
 @pytest.fixture(scope="session")
 def client():
-    with TestClient(create_app()) as c:
+    with TestClient(app_on_shipped_models()) as c:
         yield c
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 
-from app.main import create_app
 from app.schemas.ablation import AblateRequest
 from app.services.ablation import OffHeadError, heads_off_mask
 from app.settings import Settings
@@ -142,7 +142,7 @@ BODIES = [
 
 def test_an_answer_is_the_same_bytes_alone_or_among_others():
     """Without the response cache, every request computes: the bytes do not depend on what runs beside it."""
-    with TestClient(create_app(Settings(response_cache_size=0))) as c:
+    with TestClient(app_on_shipped_models(Settings(response_cache_size=0))) as c:
         alone = [c.post("/api/ablate", json=b).content for b in BODIES]
 
         async def crowd():

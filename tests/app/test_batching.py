@@ -8,9 +8,9 @@ import threading
 import httpx
 import pytest
 import torch
+from shipped_models import app_on_shipped_models
 
 from app.errors import InputError
-from app.main import create_app
 from app.pipeline.batcher import Batcher
 from app.pipeline.encoding import encode
 from app.schemas.compare import CompareRequest
@@ -235,7 +235,7 @@ def test_concurrent_http_requests_are_batched_and_answered_as_alone(registry):
     positions = ("learned", "rope", "none")
     bodies = [{"line_a": "床前明月光"[: 1 + i % 5], "line_b": "疑是地上霜", "position": positions[i % 3], "seed": i}
               for i in range(36)] + [{"line_a": "x" * 129}]
-    app = create_app(Settings(batch_wait_ms=20))
+    app = app_on_shipped_models(Settings(batch_wait_ms=20))
 
     async def burst():
         async with app.router.lifespan_context(app):
@@ -261,7 +261,7 @@ def test_batch_size_one_runs_each_request_alone(registry, monkeypatch):
         return real(reqs, registry)
 
     monkeypatch.setattr("app.main.comparisons", recording)
-    app = create_app(Settings(batch_size=1, response_cache_size=0))
+    app = app_on_shipped_models(Settings(batch_size=1, response_cache_size=0))
 
     async def burst():
         async with app.router.lifespan_context(app):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 from uvicorn import Config
 
-from app.main import create_app
 from app.services.join_links import is_loopback
 from app.services.lesson import qr_svg
 from app.settings import Settings
@@ -23,7 +23,7 @@ PROXY = "10.89.0.2"  # the proxy's address, as FORWARDED_ALLOW_IPS names it
 def behind_proxy(tmp_path_factory):
     """The app as `serve` runs it (uvicorn's Config wraps it in ProxyHeadersMiddleware), trusting PROXY only;
     (client from the proxy, client from anywhere else)."""
-    app = create_app(Settings(data_dir=tmp_path_factory.mktemp("addresses"), joins_per_minute=5))
+    app = app_on_shipped_models(Settings(data_dir=tmp_path_factory.mktemp("addresses"), joins_per_minute=5))
     config = Config(app, forwarded_allow_ips=PROXY, proxy_headers=True)
     config.load()
     with TestClient(config.loaded_app, client=(PROXY, 40000)) as proxy, \
@@ -77,7 +77,7 @@ def test_a_join_flood_from_one_address_is_slowed_and_others_still_join(behind_pr
 
 
 def test_with_a_teacher_key_only_its_holders_start_classes_and_are_not_counted(tmp_path):
-    with TestClient(create_app(Settings(data_dir=tmp_path, teacher_key="correct horse"))) as client:
+    with TestClient(app_on_shipped_models(Settings(data_dir=tmp_path, teacher_key="correct horse"))) as client:
         missing = client.post("/api/classes")
         assert missing.status_code == 401 and missing.json()["detail"][0]["type"] == "teacher_key_missing"
         assert "X-Teacher-Key" in missing.json()["detail"][0]["msg"]
@@ -115,7 +115,7 @@ def listener():
 
 
 def test_a_teachers_page_on_127_0_0_1_gets_links_on_the_addresses_the_server_listens_on(tmp_path, listener):
-    app = create_app(Settings(data_dir=tmp_path))
+    app = app_on_shipped_models(Settings(data_dir=tmp_path))
     port = listener("0.0.0.0")
     with TestClient(app, base_url=f"http://127.0.0.1:{port}", client=("127.0.0.1", 50000)) as client:
         made = client.post("/api/classes").json()
@@ -132,7 +132,7 @@ def test_a_teachers_page_on_127_0_0_1_gets_links_on_the_addresses_the_server_lis
 
 
 def test_a_server_on_loopback_alone_offers_no_link_and_says_so(tmp_path, listener):
-    app = create_app(Settings(data_dir=tmp_path))
+    app = app_on_shipped_models(Settings(data_dir=tmp_path))
     port = listener("127.0.0.1")
     with TestClient(app, base_url=f"http://localhost:{port}", client=("127.0.0.1", 50000)) as client:
         made = client.post("/api/classes").json()

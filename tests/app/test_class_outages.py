@@ -9,9 +9,9 @@ import time
 import pytest
 from class_servers import RedisServer, served_broadcaster
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 
 from app.errors import ClassError
-from app.main import create_app
 from app.services.class_events import event_stream
 from app.services.classes import Classes
 from app.settings import Settings
@@ -29,7 +29,7 @@ def test_redis_stopped_mid_class_is_a_503_that_names_the_store_and_class_mode_co
     redis = RedisServer(str(tmp_path / "redis"), appendonly=True).start()
     settings = Settings(data_dir=tmp_path / "data", redis_url=redis.url)
     try:
-        with TestClient(create_app(settings)) as client:
+        with TestClient(app_on_shipped_models(settings)) as client:
             made = client.post("/api/classes").json()
             code, teacher = made["code"], {"Authorization": f"Bearer {made['teacher_token']}"}
             student = {"Authorization": f"Bearer {client.post(f'/api/classes/{code}/join').json()['student_token']}"}

@@ -17,9 +17,9 @@ import httpx
 import pytest
 from class_servers import redis_server, served, sse_data
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 
 from app.domain.lesson_steps import STEPS
-from app.main import create_app
 from app.services.class_results import ANSWER_COLUMNS, RESULT_COLUMNS, safe_cell
 from app.settings import Settings
 
@@ -54,7 +54,7 @@ def client(request, tmp_path):
         server = request.getfixturevalue("redis")
         redis.Redis.from_url(server.url).flushdb()
         settings["redis_url"] = server.url
-    with TestClient(create_app(Settings(**settings))) as client:
+    with TestClient(app_on_shipped_models(Settings(**settings))) as client:
         client.redis = request.getfixturevalue("redis") if request.param == "redis" else None
         yield client
 

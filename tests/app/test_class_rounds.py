@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 from class_servers import sse_data
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 
-from app.main import create_app
 from app.services.classes import Classes
 from app.settings import Settings
 from app.stores import Lifetimes
@@ -26,7 +26,7 @@ def client(request, tmp_path):
         url = request.getfixturevalue("redis_url")
         redis.Redis.from_url(url).flushdb()
         settings["redis_url"] = url
-    with TestClient(create_app(Settings(**settings))) as client:
+    with TestClient(app_on_shipped_models(Settings(**settings))) as client:
         yield client
 
 

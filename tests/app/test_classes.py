@@ -10,10 +10,10 @@ import pytest
 import redis
 from class_servers import served_broadcaster, sse_data
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 
 from app.domain.lesson_steps import STEPS
 from app.errors import ClassError
-from app.main import create_app
 from app.services.class_events import event_stream
 from app.services.classes import Classes
 from app.settings import Settings
@@ -39,7 +39,7 @@ def app_client(store_kind, tmp_path_factory, request):
     settings = {"data_dir": tmp_path_factory.mktemp(store_kind), "classes_per_hour": 1000}
     if store_kind == "redis":
         settings["redis_url"] = request.getfixturevalue("redis_url")
-    with TestClient(create_app(Settings(**settings))) as client:
+    with TestClient(app_on_shipped_models(Settings(**settings))) as client:
         yield client
 
 

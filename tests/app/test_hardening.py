@@ -3,15 +3,15 @@
 import logging
 
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 
-from app.main import create_app
 from app.settings import Settings
 
 
 def test_rate_limit_is_off_by_default_and_per_address_when_set(client):
     for _ in range(5):
         assert client.get("/api/options").status_code == 200
-    with TestClient(create_app(Settings(rate_limit_per_minute=2))) as limited:
+    with TestClient(app_on_shipped_models(Settings(rate_limit_per_minute=2))) as limited:
         assert [limited.get("/api/options").status_code for _ in range(3)] == [200, 200, 429]
         r = limited.get("/api/options")
         assert "rate limit" in r.json()["detail"] and r.headers["x-request-id"] == r.json()["request_id"]
@@ -25,7 +25,7 @@ def test_an_internal_error_gives_a_request_id_and_no_trace(monkeypatch, caplog):
         raise RuntimeError("secret detail from deep inside")
 
     monkeypatch.setattr(app.main, "comparisons", broken)  # what the lifespan's batcher calls
-    with TestClient(create_app(), raise_server_exceptions=False) as c, caplog.at_level(logging.ERROR):
+    with TestClient(app_on_shipped_models(), raise_server_exceptions=False) as c, caplog.at_level(logging.ERROR):
         r = c.post("/api/compare", json={"seed": 12345})
     assert r.status_code == 500
     body = r.json()
@@ -35,7 +35,7 @@ def test_an_internal_error_gives_a_request_id_and_no_trace(monkeypatch, caplog):
 
 
 def test_chunked_body_over_the_limit_is_cut_off():
-    with TestClient(create_app(Settings(max_body_bytes=1000))) as c:
+    with TestClient(app_on_shipped_models(Settings(max_body_bytes=1000))) as c:
         def chunks():
             for _ in range(10):
                 yield b" " * 500

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import segno
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 
 from app.domain.lesson_steps import STEPS
-from app.main import create_app
 from model.experiments import head_split
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ LANGS = ["zh", "ja", "fr", "en"]
 
 @pytest.fixture(scope="module")
 def client():
-    with TestClient(create_app()) as c:
+    with TestClient(app_on_shipped_models()) as c:
         yield c
 
 

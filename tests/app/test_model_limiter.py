@@ -7,8 +7,8 @@ import time
 
 import httpx
 import pytest
+from shipped_models import app_on_shipped_models
 
-from app.main import create_app
 from app.settings import Settings
 from model import GPT
 
@@ -50,7 +50,7 @@ class Running:
 def most_at_once(monkeypatch, model_threads: int, bodies: list) -> tuple[int, list[int]]:
     running = Running()
     monkeypatch.setattr(GPT, "trace", running(GPT.trace))
-    app = create_app(Settings(model_threads=model_threads))
+    app = app_on_shipped_models(Settings(model_threads=model_threads))
 
     async def burst():
         async with app.router.lifespan_context(app):

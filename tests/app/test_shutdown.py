@@ -6,9 +6,9 @@ import logging
 import time
 
 from fastapi.testclient import TestClient
+from shipped_models import app_on_shipped_models
 
 import app.main as main
-from app.main import create_app
 from app.settings import Settings
 
 
@@ -27,7 +27,7 @@ def test_a_store_that_never_closes_does_not_keep_the_worker_from_stopping(monkey
     monkeypatch.setattr(main, "open_store", hanging_store)
     monkeypatch.setattr(main, "SHUTDOWN_SECONDS", 0.2)
     with caplog.at_level(logging.WARNING, logger="uvicorn.error"):
-        client = TestClient(create_app(Settings(data_dir=tmp_path)))
+        client = TestClient(app_on_shipped_models(Settings(data_dir=tmp_path)))
         client.__enter__()
         assert client.get("/healthz").status_code == 200
         start = time.monotonic()
