@@ -7,10 +7,11 @@ command's usage line, from its argparse parser. Each table stands between a pair
     python scripts/docs_tables.py          # rewrite docs/api.md
     python scripts/docs_tables.py --check  # exit 1, naming the table, when docs/api.md is not what the code says
 
-scripts/test.sh runs the check through tests/app/test_docs_tables.py.
+scripts/test.sh runs the check through tests/app/test_docs_tables.py (stale_tables).
 """
 
 import argparse
+import functools
 import re
 import sys
 from pathlib import Path
@@ -25,11 +26,16 @@ def first_sentence(text: str) -> str:
     return flat[: end.start()] if end else flat
 
 
-def route_rows(group: str) -> list[str]:
+@functools.cache
+def openapi_paths() -> dict:
     from app.main import create_app
 
+    return create_app().openapi()["paths"]
+
+
+def route_rows(group: str) -> list[str]:
     rows = []
-    for path, operations in create_app().openapi()["paths"].items():
+    for path, operations in openapi_paths().items():
         is_class = path.startswith("/api/classes")
         if (group == "classes") != is_class:
             continue
@@ -56,20 +62,24 @@ def generated(text: str) -> str:
     return BLOCK.sub(lambda m: m.group(1) + table(m.group(2), m.group(3)) + m.group(5), text)
 
 
+def stale_tables(text: str) -> list[str]:
+    """The names of the tables of text that differ from what the code says now."""
+    return [f"{m.group(2)} {m.group(3)}".strip() for m, n in zip(BLOCK.finditer(text), BLOCK.finditer(generated(text)))
+            if m.group(4) != n.group(4)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare; exit 1 when docs/api.md differs")
     args = parser.parse_args()
     text = DOC.read_text(encoding="utf-8")
-    new = generated(text)
     if args.check:
-        stale = [f"{m.group(2)} {m.group(3)}".strip() for m, n in zip(BLOCK.finditer(text), BLOCK.finditer(new))
-                 if m.group(4) != n.group(4)]
+        stale = stale_tables(text)
         if stale:
             print(f"docs/api.md: the generated tables {', '.join(stale)} are stale: run python scripts/docs_tables.py")
             return 1
         return 0
-    DOC.write_text(new, encoding="utf-8")
+    DOC.write_text(generated(text), encoding="utf-8")
     return 0
 
 
