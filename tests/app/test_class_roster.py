@@ -22,12 +22,21 @@ TEACHER_ROUTES = [("POST", "reveal", None), ("POST", "step", {"step": 2}), ("POS
                   ("GET", "results.csv", None)]
 
 
+MISSES = 10  # the limit of wrong codes and tokens per address and minute in the forged-token test
+
+
 @pytest.mark.parametrize("method,route,body", TEACHER_ROUTES)
-def test_a_made_up_teacher_token_is_slowed_like_an_unknown_code(clients, method, route, body):
+def test_a_made_up_teacher_token_is_slowed_like_an_unknown_code(settings, method, route, body):
     """A teacher-only route answered 403 for a wrong token on a real code and 404 on an unknown one, unslowed: a
     guesser could sort codes into classes and not. Now each refusal of a token counts as a miss, and past the
-    limit every code gets 429 alike; no token is 403 before any lookup; the teacher's own token still leads."""
-    teacher_client, phone = clients
+    limit (HP_JOIN_MISSES_PER_MINUTE, 10 here) every code gets 429 alike; no token is 403 before any lookup; the
+    teacher's own token still leads."""
+    with served_to(settings.model_copy(update={"join_misses_per_minute": MISSES})) as at:
+        teacher_client, phone = at(TEACHER_ADDRESS), at(SCHOOL)
+        check_forged_tokens(teacher_client, phone, method, route, body)
+
+
+def check_forged_tokens(teacher_client, phone, method, route, body):
     code, teacher, _ = open_class(teacher_client)
     unknown = "ZZZZZ2" if code != "ZZZZZ2" else "ZZZZZ3"
     forged = {"Authorization": "Bearer " + "A" * 43}
@@ -36,8 +45,8 @@ def test_a_made_up_teacher_token_is_slowed_like_an_unknown_code(clients, method,
         return at.request(method, f"/api/classes/{code}/{route}", json=body, headers=headers)
     assert ask(phone, code).status_code == ask(phone, unknown).status_code == 403  # no token: no lookup
     assert detail(ask(phone, unknown))["type"] == "teacher_only"
-    statuses = [ask(phone, unknown if n % 2 else code, forged).status_code for n in range(70)]
-    assert set(statuses[:60]) == {403, 404} and set(statuses[60:]) == {429}, statuses
+    statuses = [ask(phone, unknown if n % 2 else code, forged).status_code for n in range(MISSES + 10)]
+    assert set(statuses[:MISSES]) == {403, 404} and set(statuses[MISSES:]) == {429}, statuses
     assert detail(ask(phone, code, forged))["type"] == "too_many_unknown_codes"
     assert phone.get(f"/api/classes/{code}", headers=teacher).status_code == 200  # the teacher's token anywhere
     assert ask(teacher_client, code, teacher).status_code == 200  # the teacher, at another address
