@@ -5,8 +5,6 @@ import math
 
 import numpy as np
 
-_erf = np.frompyfunc(math.erf, 1, 1)
-
 
 def _layer_norm(x, weight, bias, eps=1e-5):
     mean = x.mean(-1, keepdims=True)
@@ -15,7 +13,9 @@ def _layer_norm(x, weight, bias, eps=1e-5):
 
 
 def _gelu(x):
-    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))
+    # The C library's erf, a value at a time (numpy has none); through a list, twice as fast as np.frompyfunc.
+    erf = np.fromiter(map(math.erf, (x / math.sqrt(2.0)).ravel().tolist()), np.float64, x.size).reshape(x.shape)
+    return 0.5 * x * (1.0 + erf)
 
 
 def _rotate(x, positions, base):
