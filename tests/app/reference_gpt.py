@@ -77,3 +77,17 @@ class ReferenceGPT:
             zs.append(y)
         logits = _layer_norm(x, w["ln_f.weight"], w["ln_f.bias"]) @ w["tok_emb.weight"].T  # the head is tied to tok_emb
         return {"logits": logits, "patterns": patterns, "scores": all_scores, "residual": residual, "z": zs}
+
+
+class LastLogits:
+    """A reference model's last logits by line and setting, each run once: tests compare line A with
+    several lines B under each setting."""
+
+    def __init__(self, ref: ReferenceGPT):
+        self.ref, self.runs = ref, {}
+
+    def __call__(self, ids, causal, use_position) -> np.ndarray:
+        key = (tuple(ids), causal, use_position)
+        if key not in self.runs:
+            self.runs[key] = self.ref.run(ids, causal, use_position=use_position)[0][-1]
+        return self.runs[key]

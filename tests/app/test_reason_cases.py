@@ -17,7 +17,7 @@ from typing import get_args
 
 import numpy as np
 import pytest
-from reference_gpt import ReferenceGPT
+from reference_gpt import LastLogits, ReferenceGPT
 
 from app.domain.lesson_steps import STEPS
 from app.schemas.verdicts import GapReason
@@ -34,20 +34,6 @@ PAIRS = {
     "unknown_reordered": ("白Q依山尽", "山依Q白尽"),  # a reordering as typed too
 }
 ROUNDING = 1e-9  # of the largest |logit|: under it a float64 gap is rounding (docs/api.md)
-
-
-class LastLogits:
-    """A reference model's last logits by line and setting, each run once: a test asks for line A's under each
-    setting for every pair."""
-
-    def __init__(self, ref: ReferenceGPT):
-        self.ref, self.runs = ref, {}
-
-    def __call__(self, ids, causal, use_position) -> np.ndarray:
-        key = (tuple(ids), causal, use_position)
-        if key not in self.runs:
-            self.runs[key] = self.ref.run(ids, causal, use_position=use_position)[0][-1]
-        return self.runs[key]
 
 
 def real_gap(last: LastLogits, ids_a, ids_b, causal, use_position) -> bool:

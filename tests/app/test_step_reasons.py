@@ -8,7 +8,7 @@ characters."""
 
 import numpy as np
 import pytest
-from reference_gpt import ReferenceGPT
+from reference_gpt import LastLogits, ReferenceGPT
 
 from app.domain.lesson_steps import GAP_STEPS, STEPS
 
@@ -22,9 +22,8 @@ PAIRS = {
 }
 
 
-def reference_gap(ref, ids_a, ids_b, causal, use_position):
-    a = ref.run(ids_a, causal, use_position=use_position)[0][-1]
-    b = ref.run(ids_b, causal, use_position=use_position)[0][-1]
+def reference_gap(last: LastLogits, ids_a, ids_b, causal, use_position):
+    a, b = (last(ids, causal, use_position) for ids in (ids_a, ids_b))
     return float(np.abs(a - b).max()), float(max(np.abs(a).max(), np.abs(b).max()))
 
 
@@ -47,7 +46,7 @@ def reference(registry):
 
     def get(position, n_layer):
         if (position, n_layer) not in cache:
-            cache[position, n_layer] = ReferenceGPT(registry.random(position, n_layer, 4, 0))
+            cache[position, n_layer] = LastLogits(ReferenceGPT(registry.random(position, n_layer, 4, 0)))
         return cache[position, n_layer]
     return get
 
