@@ -121,5 +121,11 @@ def _explorer_shows(step: dict) -> list[dict]:
     return [{"step": later, "when": when} for later, when in shows if order.index(later) > order.index(step["id"])]
 
 
+# The third exercise ranks the three trained models by their validation losses: a screen before it holds those
+# losses back (the trained-weights note, the length step's other curves) until it is answered.
+LOSSES_ANSWER = "ex3"
+_ORDER = [s["id"] for s in STEPS]
+
 for _step in STEPS:
     _step["explorer_shows"] = _explorer_shows(_step)
+    _step["losses_answer"] = LOSSES_ANSWER if _ORDER.index(LOSSES_ANSWER) > _ORDER.index(_step["id"]) else None

@@ -46,6 +46,9 @@ class LessonStep(BaseModel):
     explorer_shows: list[ExplorerShows] = Field([], description="Later steps the explorer would give away from this "
                                                 "step: while one of them is unanswered, the page offers no link to the "
                                                 "explorer but says after which step it opens.")
+    losses_answer: str | None = Field(None, description="Id of a later step whose question the trained models' "
+                                      "validation losses answer: while it is unanswered, the page does not show them "
+                                      "(the trained weights' note, the length step's other curves); null from it on.")
 
 
 class LessonSteps(BaseModel):

@@ -107,6 +107,14 @@ def test_each_step_names_the_later_answers_its_explorer_link_would_give_away(cli
             assert set(when) <= set(step["setup"] or {}), f"step {n}: {when} names a field its setup lacks"
 
 
+def test_the_steps_before_the_ranking_of_losses_hold_the_trained_losses_back(client):
+    """The third exercise (step 18) ranks the three trained models by their validation losses: the seventeen steps
+    before it say so, and the page holds the losses back there (the trained weights' note, step 10's curves)."""
+    steps = client.get("/api/lesson").json()["steps"]
+    assert [step["id"] for step in steps][17] == "ex3"
+    assert [step["losses_answer"] for step in steps] == ["ex3"] * 17 + [None] * (len(steps) - 17)
+
+
 def test_the_lessons_printed_head_split_is_what_the_model_counts():
     """The page sets the lesson's printed parameter counts beside ours: for the head split they must agree."""
     printed = next(s["lesson"] for s in STEPS if s["id"] == "split")

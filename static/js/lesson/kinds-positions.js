@@ -157,11 +157,11 @@ export const relative = {
 };
 
 /**
- * Step 18 ({n, setup}) while this screen has not answered it, else null: it ranks the three models' losses, which
- * the other two curves and the model without positions' figures would show here; held back until then, as the
- * trained note holds back each model's validation loss (issue 39, a French review).
+ * The step that ranks the three models' losses ({n, setup}, /api/lesson's losses_answer) while this screen has not
+ * answered it, else null: the other two curves and the model without positions' figures would show them here; held
+ * back until then, as the trained note holds back each model's validation loss (issue 39, a French review).
  */
-const lossesAsked = (ctx) => ctx?.later?.("ex3") ?? null;
+const lossesAsked = (ctx) => (ctx?.step?.losses_answer ? ctx.later(ctx.step.losses_answer) : null);
 
 /** The shipped rope run, when there is one: the chart draws it. Its means are the verdict's figures. */
 function ropeRun(data) {

@@ -42,6 +42,11 @@ export function unansweredLater(step, id) {
   return { n: numberOf(later), setup: later.setup };
 }
 
+/** The later step whose question the trained models' losses answer ({n, setup}), while unanswered (/api/lesson). */
+export function lossesHeld(step) {
+  return step?.losses_answer ? unansweredLater(step, step.losses_answer) : null;
+}
+
 /**
  * The class revealed a question: keep this student's class answer, so the summary counts it afterwards. Not the
  * teacher's: their screen has no answer of its own, and a kept reveal would show on it once the class is lost, or
