@@ -48,8 +48,15 @@ pip install -q --no-deps --no-build-isolation -e .
 # --no-compile above): otherwise the fast tier's processes each compiled the same modules of torch at once. Torch
 # imports some only when first used: the optimizer loads torch._dynamo, and torch.testing.assert_close loads
 # torch.distributed.tensor and sympy (about 800 modules; a fresh clone's fast tier took 37.6 s, 27.4 s once compiled).
-python -W ignore -c "import app.main, model.train, fastapi.testclient, httpx, jsonschema, numpy, pytest, redis, \
-schemathesis, segno, yaml, playwright.sync_api, torch._dynamo, torch.distributed.tensor, sympy" &
+# Then it collects the fast tier, which writes its test modules as pytest rewrites them (assert messages), once.
+warm_up() {
+  python -W ignore -c "import app.main, model.train, fastapi.testclient, httpx, jsonschema, numpy, pytest, redis, \
+schemathesis, segno, yaml, playwright.sync_api, torch._dynamo, torch.distributed.tensor, sympy"
+  # A collection error here is the fast tier's to report, with its test's name: not this step's.
+  pytest -q --collect-only -m "not slow and not e2e" --ignore=tests/e2e -p no:schemathesis -p no:hypothesispytest \
+    >/dev/null 2>&1 || true
+}
+warm_up &
 compiling=$!
 echo "== ruff"
 ruff check .
