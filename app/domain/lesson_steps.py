@@ -104,6 +104,11 @@ STEPS = [
     {"id": "summary", "kind": "summary", "section": "summary", "setup": None, "choices": None, "lesson": None},
 ]
 
+_ORDER = [s["id"] for s in STEPS]
+# The third exercise ranks the three trained models by their validation losses: a screen before it holds those
+# losses back (the trained-weights note, the length step's other curves, the explorer's length panel) until then.
+LOSSES_ANSWER = "ex3"
+
 
 def _explorer_shows(step: dict) -> list[dict]:
     """The later steps whose answers the explorer would show from this step's screen, each with the setup values
@@ -112,19 +117,13 @@ def _explorer_shows(step: dict) -> list[dict]:
     what the mask-off step and the first exercise ask. Its length panel draws the three trained models' losses,
     which the third exercise ranks."""
     if step["kind"] == "length":
-        shows = [("ex3", {})]
+        shows = [(LOSSES_ANSWER, {})]
     elif step["setup"] is not None and step["setup"]["line_b"] is not None:
         shows = [(later, {"position": "none", "causal": True}) for later in ("nomask", "ex1")]
     else:
         shows = []
-    order = [s["id"] for s in STEPS]
-    return [{"step": later, "when": when} for later, when in shows if order.index(later) > order.index(step["id"])]
+    return [{"step": later, "when": when} for later, when in shows if _ORDER.index(later) > _ORDER.index(step["id"])]
 
-
-# The third exercise ranks the three trained models by their validation losses: a screen before it holds those
-# losses back (the trained-weights note, the length step's other curves) until it is answered.
-LOSSES_ANSWER = "ex3"
-_ORDER = [s["id"] for s in STEPS]
 
 for _step in STEPS:
     _step["explorer_shows"] = _explorer_shows(_step)

@@ -161,7 +161,7 @@ export const relative = {
  * answered it, else null: the other two curves and the model without positions' figures would show them here; held
  * back until then, as the trained note holds back each model's validation loss (issue 39, a French review).
  */
-const lossesAsked = (ctx) => (ctx?.step?.losses_answer ? ctx.later(ctx.step.losses_answer) : null);
+const lossesAsked = (ctx) => ctx?.later?.(ctx.step.losses_answer) ?? null;
 
 /** The shipped rope run, when there is one: the chart draws it. Its means are the verdict's figures. */
 function ropeRun(data) {

@@ -33,18 +33,14 @@ export function isCommitted(step) {
 }
 
 /**
- * Step `id` when it comes after `step` and this screen has not answered it yet: {n, setup}, else null. A figure that
+ * Step `id` when it comes after `step` and this screen has not answered it yet: {n, setup}, else null (also for an id
+ * that is null, as a step's losses_answer from step 18 on). A figure that
  * the later step asks the student to predict is held back until then, as a teacher would (issue 39).
  */
 export function unansweredLater(step, id) {
   const later = STEPS.find((s) => s.id === id);
   if (!later || numberOf(later) <= numberOf(step) || isCommitted(later)) return null;
   return { n: numberOf(later), setup: later.setup };
-}
-
-/** The later step whose question the trained models' losses answer ({n, setup}), while unanswered (/api/lesson). */
-export function lossesHeld(step) {
-  return step?.losses_answer ? unansweredLater(step, step.losses_answer) : null;
 }
 
 /**

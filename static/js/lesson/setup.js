@@ -8,7 +8,7 @@ import { tr } from "../shared/i18n.js";
 import { peekSetup } from "./fold.js";
 import { KINDS } from "./kinds.js";
 import { current, OPTIONS, setupOf, state, ui } from "./page.js";
-import { lossesHeld, unansweredLater } from "./record.js";
+import { unansweredLater } from "./record.js";
 
 export function renderSetup(step) {
   const setup = setupOf(step);
@@ -47,7 +47,7 @@ export function wordSetupNote(setup) {
   const shape = OPTIONS.trained[setup.position];
   const apart = setup.distance !== undefined && setup.distance !== null;
   const note = apart ? tr(trained ? "relative_setup_note" : "relative_setup_note_random")
-    : trained && shape ? trainedNote(shape, lossesHeld(current())?.n) : "";
+    : trained && shape ? trainedNote(shape, unansweredLater(current(), current().losses_answer)?.n) : "";
   ui.setupNote.textContent = note;
   show(ui.setupNote, Boolean(note));
 }
