@@ -47,6 +47,7 @@ export function renderNav() {
   renderExplorerLink(step);
   const link = stepUrl(state.step, state.lang, false);
   ui.qr.src = `/lesson/qr.svg?step=${state.step}&lang=${state.lang}`;
+  ui.qr.alt = tr("qr_alt"); // the server wrote it in the language the page opened in
   ui.stepLink.href = link;
   ui.stepLink.textContent = new URL(link, location.href).href;
 }
