@@ -7,7 +7,7 @@ import json
 import urllib.request
 
 import pytest
-from class_pages import class_app, visible, wait_panel, wait_step
+from class_pages import class_app, class_state, start_class, visible, wait_panel, wait_step
 from class_pages import lesson_texts as texts
 
 pytestmark = pytest.mark.e2e
@@ -153,3 +153,18 @@ def test_a_teacher_sees_who_joined_removes_the_breaker_and_the_flood(open_page, 
         except urllib.error.HTTPError as refused:
             assert refused.code == 403 and json.loads(refused.read())["detail"][0]["type"] == "student_removed"
     wait_step(teacher, tools, ANSWER_STEP)
+
+
+def test_a_double_tap_on_join_takes_one_seat(open_page, server_url, tools):
+    """Each join without a token is a new seat: three taps on "Join" before the first answer made three students of
+    one phone, each with a vote (a teacher's review). The taps come at once, before the server has answered one."""
+    teacher, code, join = start_class(open_page, tools, ANSWER_STEP)
+    phone = open_page("/lesson?lang=en", width=390, height=844, locale="en-US", explorer=False)
+    phone.goto(phone.url.split("/lesson")[0] + join)
+    tools.wait_until(phone, "() => document.querySelector('[data-class-first]').checkVisibility()")
+    phone.fill("#class-first-name", "Taro")
+    phone.evaluate("() => { const join = document.querySelector('#class-first-join'); join.click(); join.click(); "
+                   "join.click(); }")
+    wait_panel(phone, tools, "step", str(ANSWER_STEP))
+    wait_panel(teacher, tools, "joined", "1")
+    assert class_state(server_url, code)["joined"] == 1

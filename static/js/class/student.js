@@ -41,11 +41,24 @@ export function joinNamed(event, skip = false) {
   join(room.code, "class_gone", name);
 }
 
+let pending = null; // {code, promise}: the join on its way
+
 /**
  * Take a seat in the class (POST /join), or come back to this browser's seat with its token: the server then
- * returns this student's answers so far. missing: what to say when no class has the code.
+ * returns this student's answers so far. missing: what to say when no class has the code. A second tap while a join
+ * of the same code is on its way waits for that one: each POST without a token takes a new seat (a double tap on a
+ * phone made two students of one, each with a vote).
  */
-export async function join(joinCode, missing = "class_gone", name = "") {
+export function join(joinCode, missing = "class_gone", name = "") {
+  if (pending?.code === joinCode) return pending.promise;
+  const promise = joinOnce(joinCode, missing, name).finally(() => {
+    if (pending?.promise === promise) pending = null;
+  });
+  pending = { code: joinCode, promise };
+  return promise;
+}
+
+async function joinOnce(joinCode, missing, name) {
   const saved = mySaved();
   const seat = saved?.code === joinCode && !saved.ended ? saved : null;
   const removed = read(localStorage, REMOVED_KEY);
