@@ -224,3 +224,20 @@ def test_every_text_a_script_names_is_in_every_language(lang):
     assert len(named) > 250, "the pattern no longer finds the scripts' texts"
     missing = sorted(f"{path}: {key}" for path, key in named if key not in known)
     assert not missing, missing
+
+
+# How each language says that a control is the weights on screen run again (not another trained model).
+SAME_WEIGHTS = {"zh": "同一组权重", "ja": "同じ重み", "fr": "mêmes poids", "en": "same weights"}
+CONTROL_FIGURES = {"{content}", "{mask}", "{positions}"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_reason_quoting_a_control_says_it_is_these_same_weights_run_again(lang):
+    """With trained weights each mode is a model of its own: step 1's reason quoted "the causal mask alone (2 layers,
+    no positions) gives 1.46" for the RoPE model, while switching the mode to "none" shows the other model's 1.61
+    (a student's review). A control is the weights on screen run again, and every reason quoting one says so."""
+    texts = load("lesson", lang)
+    quoting = {key: text for key, text in texts.items()
+               if key.startswith("reason_") and CONTROL_FIGURES & set(re.findall(r"\{\w+\}", text))}
+    assert len(quoting) == 12, sorted(quoting)
+    assert not [key for key, text in quoting.items() if SAME_WEIGHTS[lang] not in text]
