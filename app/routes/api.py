@@ -8,6 +8,7 @@ from app.deps import Cache, Registry, compare_path, verdict_path
 from app.pipeline.responses import JSONBytes, NumpyJSONResponse, encoded_json
 from app.schemas.ablation import AblateRequest, AblateResponse
 from app.schemas.compare import (
+    COMPARISON_RESPONSES,
     ERROR_RESPONSES,
     CompareRequest,
     LengthResults,
@@ -57,7 +58,8 @@ async def post_compare_verdict(req: CompareRequest, request: Request):
     return await encoded_json(answer, request.headers)
 
 
-@router.get("/compare/{comparison_id}/verdict", response_model=CompareVerdict, response_class=JSONBytes)
+@router.get("/compare/{comparison_id}/verdict", response_model=CompareVerdict, response_class=JSONBytes,
+            responses=COMPARISON_RESPONSES)
 async def get_compare_verdict(comparison_id: ComparisonId, request: Request):
     """POST /compare/verdict's answer on the comparison /compare made and answered with this `comparison_id`,
     without sending its body again: the same answer as on that body. 404 when this worker keeps no such comparison

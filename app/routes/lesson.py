@@ -10,7 +10,7 @@ from app.deps import Plotly, Registry, compare_path, static_dir, templates, verd
 from app.domain.lesson_steps import GAP_STEPS, STEPS
 from app.pipeline.responses import JSONBytes, encoded_json
 from app.routes.api import ComparisonId
-from app.schemas.compare import ERROR_RESPONSES, HeadSplit
+from app.schemas.compare import COMPARISON_RESPONSES, ERROR_RESPONSES, HeadSplit
 from app.schemas.lesson import HeadSplitQuery, LessonSteps
 from app.schemas.verdicts import CompareWithVerdict, Verdict, VerdictRequest
 from app.services.comparison import step_comparison
@@ -95,7 +95,7 @@ async def post_step_compare(step_id: GapStepId, req: VerdictRequest, request: Re
 
 
 @router.get("/api/lesson/{step_id}/verdict/{comparison_id}", response_model=Verdict, response_class=JSONBytes,
-            tags=["api"], responses=ERROR_RESPONSES)
+            tags=["api"], responses=COMPARISON_RESPONSES)
 async def get_verdict(step_id: StepId, comparison_id: ComparisonId, request: Request):
     """POST /api/lesson/{step_id}/verdict's answer on the setup of the comparison with this `comparison_id`, which
     names this step (`lesson_step`) and is the one the step's setup makes: the same answer as on that setup's body.

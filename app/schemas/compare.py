@@ -421,3 +421,7 @@ ERROR_RESPONSES = {
     429: {"model": ErrorMessage, "description": "Too many requests from this address (only when a limit is set)."},
     500: {"model": ErrorMessage, "description": "An unexpected error; the request id points to the server log."},
 }
+# The routes that address a comparison by its id: the worker may keep none under it.
+COMPARISON_RESPONSES = {**ERROR_RESPONSES, 404: {
+    "model": ErrorMessage, "description": "comparison_unknown: this worker keeps no comparison with this id (never "
+                                          "made, or gone from its cache): send the body to the POST route instead."}}
