@@ -168,3 +168,34 @@ def test_a_double_tap_on_join_takes_one_seat(open_page, server_url, tools):
     wait_panel(phone, tools, "step", str(ANSWER_STEP))
     wait_panel(teacher, tools, "joined", "1")
     assert class_state(server_url, code)["joined"] == 1
+
+
+def test_a_student_who_leaves_and_joins_again_is_one_student_with_one_vote(open_page, server_url, tools):
+    """"Leave the class" forgot the seat's token while the server kept the seat and its vote: joining again, by the
+    code or by the join link, made a second student who voted again (a teacher's review). The seat is kept, marked
+    left: the page does not go back by itself (a reload stays alone), and a later join is the same student."""
+    teacher, code, link = start_class(open_page, tools, ANSWER_STEP)
+    token = json.loads(teacher.evaluate("() => localStorage.getItem('heads-positions.class.teacher')"))["token"]
+    phone = join_as(open_page, tools, code, "en-US", "Hana")
+    phone.check("[data-question] input[value='same']")
+    phone.click("[data-commit]")
+    wait_panel(phone, tools, "mine", "same")
+    wait_panel(teacher, tools, "answered", "1")
+
+    phone.click("#class-leave")
+    tools.wait_until(phone, "() => !document.querySelector('#class-join').closest('[hidden]')",
+                     message="leaving did not bring back the join form")
+    phone.reload()
+    tools.wait_until(phone, "() => Number(document.querySelector('#results').dataset.renderCount) > 0")
+    assert visible(phone, "#class-join"), "a reload after leaving went back to the class"
+
+    phone.goto(phone.url.split("/lesson")[0] + link)  # the join link: the same student, without asking a name
+    wait_panel(phone, tools, "step", str(ANSWER_STEP))
+    assert "Hana" in phone.text_content("[data-class-me]")
+    wait_panel(phone, tools, "mine", "same")  # their answer, as the server kept it
+    phone.check("[data-question] input[value='different']")
+    phone.click("[data-commit]")
+    wait_panel(phone, tools, "mine", "different")
+    view = api(server_url, "GET", f"/{code}", token=token)
+    assert [s["name"] for s in view["students"]] == ["Hana"]
+    assert {choice: n for choice, n in view["counts"].items() if n} == {"different": 1}, view["counts"]

@@ -189,7 +189,7 @@ export function startClassMode(lessonSteps) {
     else join(linkCode);
   }
   else if (teacher?.code && teacher?.token) begin("teacher", teacher.code, teacher.token);
-  else if (student?.code) join(student.code);
+  else if (student?.code && !student.left) join(student.code);
   else render();
   // A results link (past.js): the summary of that ended class, over whatever else the panel shows.
   if (linkedResults && CODE_SHAPE.test(linkedResults.code)) openSummary(linkedResults.code, linkedResults.token);

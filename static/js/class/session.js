@@ -6,7 +6,7 @@ import { show } from "../shared/dom.js";
 import { read, write } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
 import { isOutage, wording } from "./errors.js";
-import { myPending, mySaved, REMOVED_KEY, STUDENT_KEY, TEACHER_KEY, updateSeat } from "./storage.js";
+import { leaveSeat, myPending, mySaved, REMOVED_KEY, STUDENT_KEY, TEACHER_KEY, updateSeat } from "./storage.js";
 import { BACK_MS, forLesson, myToken, RETRY_MS, room, statusText, stepOf, ui } from "./room.js";
 import { forgetPast, keepPast, resultsLink } from "./past.js";
 import { render, renderConnection, renderRoster } from "./screens.js";
@@ -302,7 +302,8 @@ export function stopJoining() {
 export function leave(messageKey) {
   stopListening();
   if (room.role === "teacher") write(localStorage, TEACHER_KEY, null);
-  if (room.role === "student" || room.role === "over") write(localStorage, STUDENT_KEY, null);
+  if (room.role === "student") leaveSeat();
+  if (room.role === "over") write(localStorage, STUDENT_KEY, null);
   room.role = null;
   room.code = null;
   room.token = null;

@@ -8,8 +8,8 @@ export const TEACHER_KEY = "heads-positions.class.teacher";
 
 // {code, token, student, name, answers: {step: choice}, pending: {step, choice} | null}: this browser's seat
 // in a class, kept so a closed tab comes back as the same student (the server keeps only the token's hash)
-// and an answer not yet received is sent again. {code, ended: true, reason}: the class ended, or the teacher
-// removed this student; the end screen stays.
+// and an answer not yet received is sent again. left: true once the student left the class (leaveSeat).
+// {code, ended: true, reason}: the class ended, or the teacher removed this student; the end screen stays.
 export const STUDENT_KEY = "heads-positions.class.student";
 
 // [{code, token, ended_at, kept_until, students, questions}]: the classes this browser's teacher ended, each kept
@@ -29,6 +29,16 @@ export const myAnswer = (step) => mySaved()?.answers?.[step] ?? null;
 export const myPending = () => mySaved()?.pending ?? null;
 
 export const pendingFor = (step) => (myPending()?.step === step ? myPending() : null);
+
+/**
+ * The student left the class: the seat stays, marked left, so the page does not go back to the class by itself,
+ * and joining the same class again comes back as this student, with their answers. The server keeps every seat it
+ * gave: a new one would vote a second time on each step (a teacher's review).
+ */
+export function leaveSeat() {
+  const saved = mySaved();
+  if (saved && !saved.ended) write(localStorage, STUDENT_KEY, { ...saved, left: true });
+}
 
 export function updateSeat(change) {
   const saved = mySaved();
