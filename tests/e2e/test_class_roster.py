@@ -199,3 +199,15 @@ def test_a_student_who_leaves_and_joins_again_is_one_student_with_one_vote(open_
     view = api(server_url, "GET", f"/{code}", token=token)
     assert [s["name"] for s in view["students"]] == ["Hana"]
     assert {choice: n for choice, n in view["counts"].items() if n} == {"different": 1}, view["counts"]
+
+
+@pytest.mark.parametrize("name", ["-3", "2e5"])
+def test_a_name_that_looks_like_a_number_is_shown_as_typed(open_page, server_url, tools, name):
+    """The sentences filled names in as figures: a phone named "-3" read "−3" (a student's review), and "2e5"
+    would read "2 × 10⁵". The phone's line and the teacher's remove button say the name as typed."""
+    teacher, code, _ = start_class(open_page, tools, ANSWER_STEP)
+    phone = join_as(open_page, tools, code, "fr-FR", name)
+    assert phone.text_content("[data-class-me]") == texts("fr")["class_me"].replace("{name}", name)
+    tools.wait_until(teacher, "() => document.querySelectorAll('[data-class-names] li').length === 1")
+    label = teacher.get_attribute("[data-class-names] li button", "aria-label")
+    assert label == texts("en")["class_remove_named"].replace("{name}", name), label

@@ -6,7 +6,7 @@ import { test } from "node:test";
 
 const dictionary = (lang) => JSON.parse(readFileSync(new URL(`../../static/i18n/${lang}.json`, import.meta.url)));
 globalThis.document = { documentElement: { lang: "en" } };
-const { grouped, num, powerOfTen, scientific, setDict, tr } = await import("../../static/js/shared/i18n.js");
+const { grouped, num, powerOfTen, scientific, setDict, tr, verbatim } = await import("../../static/js/shared/i18n.js");
 
 function speak(lang) {
   globalThis.document.documentElement.lang = lang;
@@ -57,4 +57,18 @@ test("tr fills values, writes their decimals as the language does, and shows a m
     && dictionary("fr")[k].includes("{value}"));
   assert.ok(key, "some French text takes a {value}");
   assert.ok(tr(key, { value: 2.5 }).includes("2,5"));
+});
+
+test("a name someone typed is filled in as typed, never read as a number", () => {
+  // The lesson's dictionary says "The teacher's screen shows you as {name}."; a name may look like a number.
+  const lesson = (lang) => JSON.parse(readFileSync(new URL(`../../static/i18n/lesson/${lang}.json`, import.meta.url)));
+  for (const lang of ["en", "fr"]) {
+    globalThis.document.documentElement.lang = lang;
+    setDict({ ...dictionary(lang), ...lesson(lang) });
+    for (const name of ["-3", "1.5", "2e5", "10000"]) {
+      assert.ok(tr("class_me", { name: verbatim(name) }).includes(name), `${lang}: ${name}`);
+    }
+    // Unmarked, the same values are figures: "-3" gets the minus sign the charts print.
+    assert.ok(tr("class_me", { name: "-3" }).includes("−3"));
+  }
 });

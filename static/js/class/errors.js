@@ -4,6 +4,7 @@
 // server's English msg. "The server did not answer" is only for a request that got no answer at all (status 0).
 
 import { ApiError } from "../shared/api.js";
+import { verbatim } from "../shared/i18n.js";
 
 /** The store or the line is down: the class comes back by itself, so the page says "reconnecting…". */
 export const isOutage = (error) =>
@@ -42,5 +43,5 @@ export function wording(error) {
   const key = BY_TYPE[error.type] ?? (error.status === 404 ? "class_gone" : "class_failed");
   const minutes = error.ctx?.retry_minutes ?? Math.max(1, Math.ceil(seconds / 60));
   return { key, vars: { seconds, minutes, status: error.status, code: error.ctx?.code ?? "",
-    name: error.ctx?.name ?? "", max: error.ctx?.max_classes ?? error.ctx?.max_students ?? "" } };
+    name: verbatim(error.ctx?.name ?? ""), max: error.ctx?.max_classes ?? error.ctx?.max_students ?? "" } };
 }

@@ -2,7 +2,7 @@
 // and the summary. Names are the students' text: they go in through textContent only (dom.js's el).
 
 import { clear, el, show } from "../shared/dom.js";
-import { fillRich, sentences, tr } from "../shared/i18n.js";
+import { fillRich, sentences, tr, verbatim } from "../shared/i18n.js";
 import { read } from "../shared/storage.js";
 import { lesson } from "../lesson/controller.js";
 import { myAnswer, mySaved, pendingFor, TEACHER_KEY } from "./storage.js";
@@ -173,9 +173,9 @@ function renderWaiting() {
     el("span", { className: "lesson-class__name", text: s.name }),
     // Their clicks are the list's (class.js): one listener for every row.
     el("button", { type: "button", className: "lesson-class__admit", text: "✓", dataset: { action: "admit" },
-      attrs: { "aria-label": tr("class_admit_named", { name: s.name }), title: tr("class_admit_named", { name: s.name }) } }),
+      attrs: { "aria-label": tr("class_admit_named", { name: verbatim(s.name) }), title: tr("class_admit_named", { name: verbatim(s.name) }) } }),
     el("button", { type: "button", className: "lesson-class__remove", text: "×", dataset: { action: "refuse" },
-      attrs: { "aria-label": tr("class_refuse_named", { name: s.name }), title: tr("class_refuse_named", { name: s.name }) } }),
+      attrs: { "aria-label": tr("class_refuse_named", { name: verbatim(s.name) }), title: tr("class_refuse_named", { name: verbatim(s.name) }) } }),
   ]));
   ui.waitingNames.replaceChildren(...rows);
   ui.wrongCodes.dataset.classWrongCodes = String(room.wrongCodes);
@@ -201,7 +201,7 @@ export function renderRoster() {
     // Its click is the roster's (class.js): one listener for every row, whatever the roster's length.
     el("button", {
       type: "button", className: "lesson-class__remove", text: "×",
-      attrs: { "aria-label": tr("class_remove_named", { name: s.name }), title: tr("class_remove_named", { name: s.name }) },
+      attrs: { "aria-label": tr("class_remove_named", { name: verbatim(s.name) }), title: tr("class_remove_named", { name: verbatim(s.name) }) },
     }),
   ]));
   ui.names.replaceChildren(...rows);
@@ -226,7 +226,7 @@ function renderSaid(step) {
 function renderStudent() {
   ui.following.textContent = tr("class_following", { code: room.code });
   const name = mySaved()?.name;
-  ui.me.textContent = name ? tr("class_me", { name }) : "";
+  ui.me.textContent = name ? tr("class_me", { name: verbatim(name) }) : "";
   ui.panel.dataset.step = String(room.live?.step ?? "");
   ui.panel.dataset.revealed = String(room.live?.revealed ?? "");
   if (!room.live) return;

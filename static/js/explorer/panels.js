@@ -3,7 +3,7 @@
 
 import { $, $$, clear, el, show } from "../shared/dom.js";
 import { draw, purge, purgeAll } from "../shared/draw.js";
-import { fillRich, grouped, num, scientific, sentences, tr } from "../shared/i18n.js";
+import { fillRich, grouped, num, scientific, sentences, tr, verbatim } from "../shared/i18n.js";
 import { getShipped } from "../shared/api.js";
 import { showLoadError } from "./shipped.js";
 import { RESIDUAL_FLOOR, depthFigure, residualFigure, ropeFigure, visible } from "../shared/plots.js";
@@ -16,7 +16,7 @@ function positionName(position) {
 }
 
 export function weightsLabel(model) {
-  if (model.name) return tr("weights_model", { name: model.name }); // an operator's model (serve --model)
+  if (model.name) return tr("weights_model", { name: verbatim(model.name) }); // an operator's model (serve --model)
   return model.weights === "trained"
     ? tr("weights_trained_short")
     : tr("weights_random_short", { seed: model.seed ?? 0 });

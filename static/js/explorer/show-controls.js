@@ -2,7 +2,7 @@
 // note under them, the lines' hints, and the shipped panels' note when an operator's model answers.
 
 import { $, show } from "../shared/dom.js";
-import { tr } from "../shared/i18n.js";
+import { tr, verbatim } from "../shared/i18n.js";
 import { modelNote, servedModel, showLineHints, trainedNote, trainedShape as shapeOf } from "./controls.js";
 import { effectiveWeights, knownDepth, maxChars } from "./model-choice.js";
 import { page, state, ui } from "./page.js";
@@ -37,7 +37,7 @@ export function updateWeightsUi() {
     note = modelNote(model, page.startLines === model.name);
   }
   for (const option of ui.weights.querySelectorAll("option[data-model]")) {
-    option.textContent = tr("weights_model", { name: option.dataset.model });
+    option.textContent = tr("weights_model", { name: verbatim(option.dataset.model) });
   }
   ui.weightsNote.textContent = note;
   show(ui.weightsNote, Boolean(note));
@@ -59,7 +59,7 @@ function showShippedNotes(model) {
       note.dataset.shippedNote = "";
       (panel.querySelector("h2") ?? panel.firstElementChild).after(note);
     }
-    note.textContent = model ? tr("shipped_only", { name: model.name }) : "";
+    note.textContent = model ? tr("shipped_only", { name: verbatim(model.name) }) : "";
     show(note, Boolean(model));
   }
 }

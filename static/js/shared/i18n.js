@@ -101,8 +101,21 @@ export function plotlySeparators() {
 export function tr(key, vars = {}) {
   const text = pluralForm(dict[key] ?? key, vars);
   return text.replace(/\{(\w+)\}/g, (whole, name) => (!(name in vars) ? whole
-    : vars[name] instanceof Figure ? vars[name].marked() : num(vars[name])));
+    : vars[name] instanceof Figure ? vars[name].marked() : vars[name] instanceof Verbatim ? vars[name].text
+      : num(vars[name])));
 }
+
+/**
+ * A value tr() fills in exactly as given, never read as a number: what someone typed, such as a student's name.
+ * "-3" would become "−3", "1.5" "1,5" in French, and "2e5" "2 × 10⁵" (a student's review).
+ */
+class Verbatim {
+  constructor(text) {
+    this.text = String(text);
+  }
+}
+
+export const verbatim = (text) => new Verbatim(text);
 
 // A filled-in figure travels inside tr()'s string between these private-use characters until fillFigures() makes
 // it a <span data-figure="name">: FIGURE_OPEN name FIGURE_NAMED text FIGURE_CLOSE.
