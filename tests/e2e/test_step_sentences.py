@@ -164,6 +164,22 @@ def test_the_framing_says_which_setup_the_question_was_asked_for(open_page, tool
     assert "依山白日尽" in page.inner_text("#setup-changed")
 
 
+def test_trained_weights_on_a_one_layer_step_name_the_two_layers_they_run(open_page, tools):
+    """Step 1 asks about one untrained layer; the trained models have two. With trained weights the title still says
+    one layer while the menus show two: the note names the depth too (a student's review), from /api/options."""
+    lt = lesson_texts("en")
+    page, count = committed(open_page, tools, "order", "en", width=1280, height=900)
+    count = change(page, tools, count, lambda: page.select_option("#weights", "trained"))
+    trained = page.evaluate("() => fetch('/api/options').then((r) => r.json())")["trained"]["none"]
+    assert trained["n_layer"] == 2 and trained["n_head"] == 4
+    layers = lambda n: fill(lt["setup_layers"]["one" if n == 1 else "other"], n_layer=n)  # noqa: E731
+    note = page.inner_text("#setup-changed")
+    assert layers(1) in note and layers(2) in note, note
+    assert lt["setup_random"] in note and lt["setup_trained"] in note, note
+    # Untrained again with the step's own depth: nothing to say.
+    count = change(page, tools, count, lambda: page.select_option("#weights", "random"))
+    assert page.locator("#setup-changed").is_hidden(), page.inner_text("#setup-changed")
+
 def test_a_line_only_drawn_changes_no_setup_the_question_was_asked_for(open_page, tools):
     """Step 13's verdict, like its question, is the validation poems': a typed line A is only drawn, so no note; a
     switch to RoPE changes the question's model, and the note names it."""

@@ -116,12 +116,19 @@ function changedParts(own, live, chartOnly = []) {
   if ((own.line_a !== live.line_a && !chartOnly.includes("line_a")) || own.line_b !== live.line_b) parts.push("lines");
   if (own.position !== live.position) parts.push("position");
   if (own.weights !== live.weights) parts.push("weights");
-  // An untrained model's depth and heads are its own; trained weights fix them (n_layer null).
-  if (live.weights === "random" && (own.weights !== "random" || own.n_layer !== live.n_layer)) parts.push("n_layer");
-  if (live.weights === "random" && (own.weights !== "random" || own.n_head !== live.n_head)) parts.push("n_head");
+  // Each setup's depth and heads as run: trained weights bring their own (n_layer null in the setup), so trained
+  // weights on a one-layer step run two layers, and the note says so.
+  if (shapeOf(own).n_layer !== shapeOf(live).n_layer) parts.push("n_layer");
+  if (shapeOf(own).n_head !== shapeOf(live).n_head) parts.push("n_head");
   if (own.causal !== live.causal) parts.push("causal");
   if ((own.distance ?? null) !== (live.distance ?? null)) parts.push("distance");
   return parts;
+}
+
+/** The depth and heads a setup runs: its own, or for trained weights the trained model's (/api/options). */
+function shapeOf(setup) {
+  const trained = setup.weights === "trained" ? OPTIONS.trained[setup.position] : null;
+  return { n_layer: trained?.n_layer ?? setup.n_layer, n_head: trained?.n_head ?? setup.n_head };
 }
 
 // A line longer than this is named by its first and last characters and its length (step 6's 128 characters).
@@ -141,8 +148,8 @@ function describe(setup, parts) {
       : tr("setup_lines", { a: quotedLine(setup.line_a), b: quotedLine(setup.line_b) })),
     position: () => modeInSentence(setup.position),
     weights: () => tr(setup.weights === "trained" ? "setup_trained" : "setup_random"),
-    n_layer: () => (setup.n_layer ? tr("setup_layers", { n_layer: setup.n_layer }) : ""),
-    n_head: () => (setup.n_head ? headsLabel(setup.n_head) : ""),
+    n_layer: () => (shapeOf(setup).n_layer ? tr("setup_layers", { n_layer: shapeOf(setup).n_layer }) : ""),
+    n_head: () => (shapeOf(setup).n_head ? headsLabel(shapeOf(setup).n_head) : ""),
     causal: () => tr(setup.causal ? "probe_mask_on" : "probe_mask_off"),
     distance: () => (setup.distance ? tr("setup_distance", { distance: setup.distance }) : ""),
   };
