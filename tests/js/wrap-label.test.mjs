@@ -21,10 +21,10 @@ test("a Chinese label breaks between words, never inside 信息 nor before a ful
   }
 });
 
-test("words the browser's dictionary splits (权重, 掩码) stay whole at every width", () => {
-  const words = ["权重", "掩码"];
+test("words the browser's dictionary splits (权重, 掩码, 未训练) stay whole at every width", () => {
+  const words = ["权重", "掩码", "未训"];
   for (const width of [2, 4, 6, 7, 8, 9, 10, 12, 16]) {
-    for (const label of ["同样的权重，去掉位置信息", "随机权重的模型", "learned，不加掩码", "未训练，2 层，无位置信息，不加掩码"]) {
+    for (const label of ["同样的权重，去掉位置信息", "随机权重的模型", "learned，不加掩码", "未训练，2 层，无位置信息，不加掩码", "这个模型：未训练，2 层"]) {
       const got = lines(label, width);
       assert.equal(got.join("").replaceAll(" ", ""), label.replaceAll(" ", ""), label);
       for (const word of words) {

@@ -74,10 +74,10 @@ const WORDS = new Intl.Segmenter([], { granularity: "word" });
 const NO_START = /^[\s,.:;!?)\]，、。：；！？）」』】〉》]/u;
 const NO_END = /[(\[（「『【〈《]$/u;
 
-// Words of the page's labels that the browser's dictionary splits into single characters (Chromium's and Node's
-// ICU cut 权重 into 权|重, 掩码 into 掩|码): kept whole by hand. Found by segmenting every Chinese label wrapLabel
-// is given (bar names, probe sites, band names) and reading the splits.
-const KEPT_WORDS = ["权重", "掩码", "奈特", "维度", "探针"];
+// Words of the page's labels that the browser's dictionary splits (Chromium's and Node's ICU cut 权重 into 权|重,
+// 掩码 into 掩|码, 未训练 into 未|训练): kept whole by hand. Found by segmenting every Chinese label wrapLabel is
+// given (bar names, probe sites, band names) and reading the splits.
+const KEPT_WORDS = ["权重", "掩码", "奈特", "维度", "探针", "未训练"];
 
 /** Whether a break between `before` and `after` would cut one of KEPT_WORDS. */
 function cutsKeptWord(before, after) {
