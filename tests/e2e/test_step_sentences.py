@@ -180,6 +180,22 @@ def test_trained_weights_on_a_one_layer_step_name_the_two_layers_they_run(open_p
     count = change(page, tools, count, lambda: page.select_option("#weights", "random"))
     assert page.locator("#setup-changed").is_hidden(), page.inner_text("#setup-changed")
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_model_without_positions_is_not_said_to_be_run_again_without_them(open_page, tools, lang):
+    """Step 2's own model has no positions: its mask control is the model on screen, and the sentence said "run
+    again without positions, these same weights still give a real gap (0.237)" beside the same 0.237 (a student's
+    review). With trained weights and RoPE the control is a second run, and the sentence says so; the note under the
+    weights says that each mode's trained weights are a model of their own."""
+    lt, texts = lesson_texts(lang), tools.texts(lang)
+    page, count = committed(open_page, tools, "leak", lang, width=1280, height=900)
+    verdict = lambda: page.inner_text("#verdict [data-sentence='verdict']")  # noqa: E731
+    assert lt["reason_mask_later_nopos"].split("{")[0] in verdict(), verdict()
+    assert lt["reason_mask_later"].split("{")[0] not in verdict(), verdict()
+    count = change(page, tools, count, lambda: page.select_option("#weights", "trained"))
+    count = change(page, tools, count, lambda: page.check("input[name=position][value=rope]"))
+    assert lt["reason_mask_later_nopos"].split("{")[0] not in verdict(), verdict()
+    assert texts["trained_per_mode"] in page.inner_text("#setup-note")
+
 def test_a_line_only_drawn_changes_no_setup_the_question_was_asked_for(open_page, tools):
     """Step 13's verdict, like its question, is the validation poems': a typed line A is only drawn, so no note; a
     switch to RoPE changes the question's model, and the note names it."""

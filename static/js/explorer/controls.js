@@ -32,9 +32,10 @@ export function modelNote(model, startLines) {
   return sentences(parts);
 }
 
-/** The note under the weights: what the trained weights fix, and their validation loss when it shipped. */
+/** The note under the weights: what the trained weights fix, that each mode's are a model of its own (the
+ * controls a verdict quotes run the weights on screen, not the other modes' models), and their validation loss. */
 export function trainedNote(shape, lossAskedAt = null) {
-  const note = tr("trained_shape", shape);
+  const note = sentences([tr("trained_shape", shape), tr("trained_per_mode")]);
   if (shape.val_loss === null || shape.val_loss === undefined) return note;
   // The lesson holds the loss back while a later step asks the student to rank it (the step's number).
   if (lossAskedAt) return sentences([note, tr("trained_val_loss_later", { step: lossAskedAt })]);

@@ -62,7 +62,9 @@ function reason(verdict, ctx) {
   };
   const asked = contentAsked(verdict, ctx);
   if (asked) {
-    return sentences([tr(`reason_${verdict.reason}_later`, vars),
+    // Without positions the mask's control is the model on screen itself: nothing is removed, nothing run again.
+    const own = setup.position === "none" && verdict.reason === "mask" ? "_nopos" : "";
+    return sentences([tr(`reason_${verdict.reason}_later${own}`, vars),
       tr("control_later", { step: figure("step_nomask", asked.n, asked.n) })]);
   }
   return tr(`reason_${verdict.reason}`, vars);
