@@ -199,6 +199,17 @@ def test_a_student_who_leaves_and_joins_again_is_one_student_with_one_vote(open_
     view = api(server_url, "GET", f"/{code}", token=token)
     assert [s["name"] for s in view["students"]] == ["Hana"]
     assert {choice: n for choice, n in view["counts"].items() if n} == {"different": 1}, view["counts"]
+    # Left again, and the code typed with another name: someone else at the same computer, a seat of their own.
+    phone.click("#class-leave")
+    tools.wait_until(phone, "() => !document.querySelector('#class-join').closest('[hidden]')")
+    phone.fill("#class-code-input", code)
+    phone.fill("#class-name-input", "Zoe")
+    phone.click("#class-join")
+    tools.wait_until(phone, "() => document.querySelector('[data-class-me]').textContent.includes('Zoe')",
+                     message="another name typed after leaving came back as the seat left")
+    wait_panel(phone, tools, "step", str(ANSWER_STEP))
+    wait_panel(phone, tools, "mine", "")
+    assert [s["name"] for s in api(server_url, "GET", f"/{code}", token=token)["students"]] == ["Hana", "Zoe"]
 
 
 @pytest.mark.parametrize("name", ["-3", "2e5"])

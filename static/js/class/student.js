@@ -60,7 +60,9 @@ export function join(joinCode, missing = "class_gone", name = "") {
 
 async function joinOnce(joinCode, missing, name) {
   const saved = mySaved();
-  const seat = saved?.code === joinCode && !saved.ended ? saved : null;
+  // A seat left in this browser comes back, unless another name is typed: someone else at the same computer.
+  const other = saved?.left && name && name !== saved.name;
+  const seat = saved?.code === joinCode && !saved.ended && !other ? saved : null;
   const removed = read(localStorage, REMOVED_KEY);
   const refusedToken = removed?.code === joinCode ? removed.token : null;
   joining(joinCode);
