@@ -27,6 +27,8 @@ from app.stores import ClassState, ClassStore, Standing
 
 log = logging.getLogger("heads_positions")
 RETRY_SECONDS = 1.0  # after the store failed (Redis restarting): try again, streams keep their last state
+CLOSE_ROUNDS = 5  # cancellations sent to a watcher at shutdown, CLOSE_ROUND_SECONDS apart (see Broadcaster.close)
+CLOSE_ROUND_SECONDS = 0.5
 
 
 class Channel:
@@ -160,14 +162,27 @@ class Broadcaster:
                     self.down = True
 
     async def close(self) -> None:
-        tasks = [channel.task for channel in self.channels.values()]
+        """Stop every watcher and the heartbeat, each leaving its subscription before the store closes the
+        connections under it. A cancellation can be lost: Python 3.11's asyncio.timeout, under which redis-py reads
+        a subscription, takes a cancel that lands as its own deadline passes for that deadline, and the watcher
+        reads on; a shutdown once waited for it for ever (the slow tier hung in test_classes on Redis). So each
+        round cancels again what still runs, and after CLOSE_ROUNDS the shutdown goes on without it."""
+        pending = {channel.task for channel in self.channels.values()}
         if self.heartbeat is not None:
-            tasks.append(self.heartbeat)
-        for task in tasks:
-            task.cancel()
+            pending.add(self.heartbeat)
         self.channels.clear()
-        # Each watcher leaves its subscription before the store closes the connections under it.
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for _ in range(CLOSE_ROUNDS):
+            if not pending:
+                return
+            for task in pending:
+                task.cancel()
+            done, pending = await asyncio.wait(pending, timeout=CLOSE_ROUND_SECONDS)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # retrieved: a watcher's error at shutdown is no news
+        if pending:
+            log.warning("%d class watchers did not stop within %g s; shutting down without them", len(pending),
+                        CLOSE_ROUNDS * CLOSE_ROUND_SECONDS)
 
 
 def _event(state: ClassState | None, ended: bool = True, waiting: bool = False) -> str:
