@@ -1,7 +1,7 @@
 // The step's setup controls: drawn from the setup on screen (the step's definition until the student changes it),
 // read back into it, and the explorer link that opens the same setup.
 
-import { explorerUrl, showLineHints, trainedNote } from "../explorer/controls.js";
+import { explorerUrl, showLineHints, trainedNote, trainedShape } from "../explorer/controls.js";
 import { headsLabel, modeInSentence } from "../explorer/plots-results.js";
 import { $, show } from "../shared/dom.js";
 import { tr } from "../shared/i18n.js";
@@ -23,9 +23,9 @@ export function renderSetup(step) {
   for (const r of ui.positions) r.checked = r.value === setup.position;
   ui.weights.value = setup.weights;
   const trained = setup.weights === "trained";
-  const shape = OPTIONS.trained[setup.position];
-  ui.nLayer.value = String(trained && shape ? shape.n_layer : setup.n_layer);
-  ui.heads.value = String(trained && shape ? shape.n_head : setup.n_head);
+  const shape = runShape(setup);
+  ui.nLayer.value = String(shape.n_layer);
+  ui.heads.value = String(shape.n_head);
   ui.nLayer.disabled = trained;
   ui.heads.disabled = trained;
   ui.causal.checked = setup.causal;
@@ -39,6 +39,12 @@ export function renderSetup(step) {
   wordSetupNote(setup);
   updateHints(setup);
   peekSetup(); // the folded setup's button names the step's lines
+}
+
+/** The depth and heads a setup runs: its own, or for trained weights the trained model's (/api/options). */
+function runShape(setup) {
+  const trained = setup.weights === "trained" ? trainedShape(OPTIONS, setup.position) : null;
+  return { n_layer: trained?.n_layer ?? setup.n_layer, n_head: trained?.n_head ?? setup.n_head };
 }
 
 /** The note under the weights, in the page's language (worded again on a language switch). */
@@ -118,17 +124,12 @@ function changedParts(own, live, chartOnly = []) {
   if (own.weights !== live.weights) parts.push("weights");
   // Each setup's depth and heads as run: trained weights bring their own (n_layer null in the setup), so trained
   // weights on a one-layer step run two layers, and the note says so.
-  if (shapeOf(own).n_layer !== shapeOf(live).n_layer) parts.push("n_layer");
-  if (shapeOf(own).n_head !== shapeOf(live).n_head) parts.push("n_head");
+  const [ownShape, liveShape] = [runShape(own), runShape(live)];
+  if (ownShape.n_layer !== liveShape.n_layer) parts.push("n_layer");
+  if (ownShape.n_head !== liveShape.n_head) parts.push("n_head");
   if (own.causal !== live.causal) parts.push("causal");
   if ((own.distance ?? null) !== (live.distance ?? null)) parts.push("distance");
   return parts;
-}
-
-/** The depth and heads a setup runs: its own, or for trained weights the trained model's (/api/options). */
-function shapeOf(setup) {
-  const trained = setup.weights === "trained" ? OPTIONS.trained[setup.position] : null;
-  return { n_layer: trained?.n_layer ?? setup.n_layer, n_head: trained?.n_head ?? setup.n_head };
 }
 
 // A line longer than this is named by its first and last characters and its length (step 6's 128 characters).
@@ -143,13 +144,14 @@ export function quotedLine(text) {
 }
 
 function describe(setup, parts) {
+  const shape = runShape(setup);
   const words = {
     lines: () => (setup.line_b === null ? tr("setup_line", { a: quotedLine(setup.line_a) })
       : tr("setup_lines", { a: quotedLine(setup.line_a), b: quotedLine(setup.line_b) })),
     position: () => modeInSentence(setup.position),
     weights: () => tr(setup.weights === "trained" ? "setup_trained" : "setup_random"),
-    n_layer: () => (shapeOf(setup).n_layer ? tr("setup_layers", { n_layer: shapeOf(setup).n_layer }) : ""),
-    n_head: () => (shapeOf(setup).n_head ? headsLabel(shapeOf(setup).n_head) : ""),
+    n_layer: () => (shape.n_layer ? tr("setup_layers", { n_layer: shape.n_layer }) : ""),
+    n_head: () => (shape.n_head ? headsLabel(shape.n_head) : ""),
     causal: () => tr(setup.causal ? "probe_mask_on" : "probe_mask_off"),
     distance: () => (setup.distance ? tr("setup_distance", { distance: setup.distance }) : ""),
   };
